@@ -1,0 +1,3 @@
+from harness_gate.cli import main
+
+raise SystemExit(main())

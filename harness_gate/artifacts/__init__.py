@@ -1,0 +1,1 @@
+"""Artifact parsing: exact-heading Markdown documents and their JSON blocks."""

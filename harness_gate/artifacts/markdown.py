@@ -1,0 +1,183 @@
+"""Split an artifact into its H1 and H2 sections using markdown-it-py tokens.
+
+Only top-level ATX headings are structure. Headings inside fenced or indented
+code, blockquotes, lists and HTML blocks (comments included) are content, as
+markdown-it-py reports them at a nesting level above zero or not as headings.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from harness_gate.findings import Finding, finding
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
+
+MAX_ARTIFACT_BYTES = 1024 * 1024
+LEGACY_TITLES = frozenset({"Completion Report", "Harness Plan", "Review Report", "Repair Report"})
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    line: int  # 1-based line of the heading
+    tokens: tuple[Token, ...]
+
+
+@dataclass(frozen=True)
+class Document:
+    path: str
+    text: str
+    title: str
+    title_line: int
+    sections: tuple[Section, ...]
+
+
+@functools.cache
+def _parser() -> Any:
+    from markdown_it import MarkdownIt  # noqa: PLC0415  (lazy: start-up time)
+
+    # commonmark only: no tables, strikethrough or other plugins that could
+    # change what counts as a block.
+    return MarkdownIt("commonmark")
+
+
+def decode(path: str, data: bytes, max_bytes: int = MAX_ARTIFACT_BYTES) -> tuple[str | None, list[Finding]]:
+    """Check the byte-level rules every artifact obeys and decode it."""
+    if len(data) > max_bytes:
+        return None, [finding("HG512", path, f"{len(data)} bytes is over the {max_bytes} byte cap")]
+    if not data.strip():
+        return None, [finding("HG511", path, "the file is empty")]
+    if b"\x00" in data:
+        return None, [finding("HG510", path, "the file holds NUL bytes (binary?)")]
+    if data.startswith(b"\xef\xbb\xbf"):
+        return None, [finding("HG510", path, "the file starts with a UTF-8 byte order mark", line=1)]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, [finding("HG510", path, f"not valid UTF-8 at byte {exc.start}", line=line)]
+    if "\r" in text:
+        line = text[: text.index("\r")].count("\n") + 1
+        return None, [finding("HG510", path, "CR line ends (CRLF); artifacts use LF only", line=line)]
+    return text, []
+
+
+def parse(path: str, text: str) -> tuple[Document | None, list[Finding]]:
+    """Find the H1 and the top-level H2 sections; report structural problems."""
+    stripped = text.lstrip()
+    if stripped[:1] in ("{", "["):
+        return None, [finding("HG502", path, "top-level JSON artifacts are not supported", line=1)]
+    tokens: list[Token] = _parser().parse(text)
+    lines = text.split("\n")
+    findings: list[Finding] = []
+    headings = [
+        i for i, tok in enumerate(tokens) if tok.type == "heading_open" and tok.level == 0 and tok.tag in ("h1", "h2")
+    ]
+    for i in headings:
+        tok = tokens[i]
+        if tok.markup not in ("#", "##"):
+            findings.append(
+                finding(
+                    "HG514",
+                    path,
+                    "setext (underlined) headings are not allowed; use ATX `#`/`##`",
+                    line=_line(tok),
+                )
+            )
+    if findings:
+        return None, findings
+    h1s = [i for i in headings if tokens[i].tag == "h1"]
+    if not h1s or _line(tokens[h1s[0]]) != 1 or tokens[0] is not tokens[h1s[0]]:
+        return None, [finding("HG501", path, "the first line must be the artifact's H1 heading", line=1)]
+    title = _inline(tokens, h1s[0])
+    if title in LEGACY_TITLES:
+        return None, [finding("HG502", path, f"`# {title}` is a legacy shape", line=1)]
+    if lines[0] != f"# {title}":
+        findings.append(finding("HG514", path, "the H1 line must be exactly `# Title`", line=1))
+    for i in h1s[1:]:
+        findings.append(finding("HG506", path, f"second H1 `# {_inline(tokens, i)}`", line=_line(tokens[i])))
+    sections: list[Section] = []
+    first_h2 = next((i for i in headings if tokens[i].tag == "h2"), len(tokens))
+    stray = [t for t in tokens[h1s[0] + 3 : first_h2] if t.level == 0 and not t.type.endswith("_close")]
+    if stray and stray[0].tag != "h1":
+        findings.append(
+            finding(
+                "HG514",
+                path,
+                "content between the H1 and the first section",
+                line=_line(stray[0]),
+            )
+        )
+    h2s = [i for i in headings if tokens[i].tag == "h2"]
+    if h2s and h2s[0] < h1s[0]:
+        findings.append(finding("HG505", path, "an H2 comes before the H1", line=_line(tokens[h2s[0]])))
+    for n, i in enumerate(h2s):
+        name = _inline(tokens, i)
+        line = _line(tokens[i])
+        if lines[line - 1] != f"## {name}":
+            findings.append(finding("HG514", path, f"the heading must be exactly `## {name}`", line=line))
+        end = h2s[n + 1] if n + 1 < len(h2s) else len(tokens)
+        # A second H1 ends no section: it is already a finding of its own.
+        body = tuple(t for t in tokens[i + 3 : end] if not (t.level == 0 and t.tag == "h1"))
+        sections.append(Section(name, line, body))
+    return Document(path, text, title, 1, tuple(sections)), findings
+
+
+def _line(tok: Token) -> int:
+    return (tok.map[0] + 1) if tok.map else 0
+
+
+def _inline(tokens: list[Token], open_index: int) -> str:
+    return tokens[open_index + 1].content
+
+
+# -- helpers that read a section's content -------------------------------------------
+
+
+def top_blocks(section: Section) -> list[Token]:
+    """The section's top-level block tokens (openers and leaf blocks)."""
+    return [t for t in section.tokens if t.level == 0 and not t.type.endswith("_close")]
+
+
+def json_fences(section: Section) -> list[Token]:
+    return [t for t in section.tokens if t.type == "fence" and t.level == 0 and t.info.strip() == "json"]
+
+
+def paragraphs(section: Section) -> list[tuple[str, int]]:
+    out = []
+    toks = section.tokens
+    for i, t in enumerate(toks):
+        if t.type == "paragraph_open" and t.level == 0:
+            out.append((toks[i + 1].content, _line(t)))
+    return out
+
+
+@dataclass(frozen=True)
+class ListItem:
+    line: int
+    code: str | None  # the code span, when the item is exactly one code span
+    text: str
+
+
+def list_items(section: Section) -> list[ListItem]:
+    """Items of the section's top-level bullet lists (one paragraph each)."""
+    out = []
+    toks = section.tokens
+    for i, t in enumerate(toks):
+        if t.type == "list_item_open" and t.level == 1:
+            inline = toks[i + 2] if i + 2 < len(toks) and toks[i + 1].type == "paragraph_open" else None
+            if inline is None or inline.type != "inline":
+                out.append(ListItem(_line(t), None, ""))
+                continue
+            children = inline.children or []
+            code = children[0].content if len(children) == 1 and children[0].type == "code_inline" else None
+            out.append(ListItem(_line(t), code, inline.content))
+    return out
+
+
+def is_blank(section: Section) -> bool:
+    return not top_blocks(section)

@@ -1,0 +1,276 @@
+"""Parse one artifact: exact H1, exact ordered H2 sections, typed section values."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness_gate import boundary, jsonstrict, schema
+from harness_gate.artifacts import markdown
+from harness_gate.artifacts.kinds import CHOICES, KINDS, Content, KindSpec, SectionSpec
+from harness_gate.findings import Finding, finding
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A syntactically valid artifact: its kind, exact-bytes hash and section values.
+
+    `values` maps each section title to what it holds: a str (prose), a tuple of
+    str (boundary patterns, commands, paths; empty for the `None` sentinel), or
+    the JSON value under the block's key.
+    """
+
+    kind: KindSpec
+    path: str
+    sha256: str
+    values: Mapping[str, Any]
+    lines: Mapping[str, int]
+
+    def value(self, title: str) -> Any:
+        return self.values[title]
+
+    def line(self, title: str) -> int:
+        return self.lines[title]
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def parse_artifact(
+    path: str,
+    data: bytes,
+    *,
+    artifacts_dir: str = "harness",
+    max_bytes: int = markdown.MAX_ARTIFACT_BYTES,
+) -> tuple[Artifact | None, list[Finding]]:
+    """Parse and validate; an artifact is returned only when there is no finding."""
+    text, found = markdown.decode(path, data, max_bytes)
+    if text is None:
+        return None, found
+    doc, found = markdown.parse(path, text)
+    if doc is None:
+        return None, found
+    kind = KINDS.get(doc.title)
+    if kind is None:
+        known = ", ".join(f"`# {t}`" for t in KINDS)
+        return None, [finding("HG501", path, f"unknown artifact kind `# {doc.title}` (known: {known})", line=1)]
+    found.extend(_check_order(path, kind, doc))
+    values: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    by_title = {s.title: s for s in doc.sections}
+    for spec in kind.sections:
+        section = by_title.get(spec.title)
+        if section is None:
+            continue
+        lines[spec.title] = section.line
+        value, problems = _read_section(path, kind, spec, section, artifacts_dir)
+        found.extend(problems)
+        values[spec.title] = value
+    if kind.gate and doc.sections and doc.sections[-1].title != "Approval":
+        found.append(finding("HG513", path, f"the artifact must end with the gate line `{kind.gate}`"))
+    if not found:
+        found.extend(_semantics(path, kind, values, lines))
+    if found:
+        return None, found
+    return Artifact(kind, path, sha256_hex(data), values, lines), []
+
+
+def _check_order(path: str, kind: KindSpec, doc: markdown.Document) -> list[Finding]:
+    out = []
+    expected = [s.title for s in kind.sections]
+    seen: set[str] = set()
+    actual = []
+    for sec in doc.sections:
+        if sec.title not in expected:
+            out.append(finding("HG504", path, f"`## {sec.title}` is not a section of `# {kind.title}`", line=sec.line))
+        elif sec.title in seen:
+            out.append(finding("HG504", path, f"`## {sec.title}` appears twice", line=sec.line))
+        else:
+            seen.add(sec.title)
+            actual.append(sec)
+    for title in expected:
+        if title not in seen:
+            out.append(finding("HG503", path, f"missing section `## {title}`"))
+    in_order = [t for t in expected if t in seen]
+    for want, got in zip(in_order, actual, strict=True):
+        if want != got.title:
+            out.append(
+                finding(
+                    "HG505",
+                    path,
+                    f"`## {got.title}` is out of order (expected `## {want}` here)",
+                    line=got.line,
+                )
+            )
+            break
+    return out
+
+
+def _read_section(
+    path: str, kind: KindSpec, spec: SectionSpec, section: markdown.Section, artifacts_dir: str
+) -> tuple[Any, list[Finding]]:
+    c = spec.content
+    if c is Content.PROSE:
+        if markdown.is_blank(section):
+            return "", [finding("HG514", path, f"`## {spec.title}` is empty", line=section.line)]
+        return "\n".join(_prose(section)), []
+    if c is Content.JSON:
+        return _read_json(path, spec, section)
+    if c is Content.GATE:
+        return _read_gate(path, kind.gate, spec, section)
+    if c is Content.CHOICES:
+        items = markdown.list_items(section)
+        blocks = markdown.top_blocks(section)
+        if [i.text for i in items] != list(CHOICES) or len(blocks) != 1:
+            want = ", ".join(CHOICES)
+            return (), [
+                finding("HG514", path, f"`## {spec.title}` must be exactly the list: {want}", line=section.line)
+            ]
+        return CHOICES, []
+    return _read_code_list(path, spec, section, artifacts_dir)
+
+
+def _prose(section: markdown.Section) -> list[str]:
+    # Prose is kept for display only; structure never depends on it.
+    return [t.content for t in section.tokens if t.type == "inline" and t.level <= 3]
+
+
+def _read_json(path: str, spec: SectionSpec, section: markdown.Section) -> tuple[Any, list[Finding]]:
+    fences = markdown.json_fences(section)
+    if len(fences) != 1:
+        what = "no" if not fences else f"{len(fences)}"
+        return None, [
+            finding(
+                "HG514",
+                path,
+                f"`## {spec.title}` needs exactly one ```json block, found {what}",
+                line=section.line,
+            )
+        ]
+    fence = fences[0]
+    line = (fence.map[0] + 1) if fence.map else section.line
+    try:
+        obj = jsonstrict.loads_object(fence.content)
+    except jsonstrict.StrictJSONError as exc:
+        code = "HG508" if exc.duplicate else "HG507"
+        return None, [finding(code, path, f"`## {spec.title}`: {exc}", line=line)]
+    problems = schema.errors(spec.schema, obj)
+    if problems:
+        return None, [finding("HG509", path, p, line=line) for p in problems]
+    return obj[spec.key], []
+
+
+def _read_gate(path: str, gate: str, spec: SectionSpec, section: markdown.Section) -> tuple[Any, list[Finding]]:
+    paras = markdown.paragraphs(section)
+    blocks = markdown.top_blocks(section)
+    if len(blocks) != 1 or len(paras) != 1 or paras[0][0] != gate:
+        return None, [
+            finding(
+                "HG513",
+                path,
+                f"`## {spec.title}` must hold exactly the line `{gate}`",
+                line=section.line,
+            )
+        ]
+    return gate, []
+
+
+def _read_code_list(
+    path: str, spec: SectionSpec, section: markdown.Section, artifacts_dir: str
+) -> tuple[Any, list[Finding]]:
+    blocks = markdown.top_blocks(section)
+    paras = markdown.paragraphs(section)
+    if len(blocks) == 1 and len(paras) == 1 and paras[0][0] == "None":
+        return (), []
+    items = markdown.list_items(section)
+    if len(blocks) != 1 or blocks[0].type != "bullet_list_open" or not items:
+        return (), [
+            finding(
+                "HG514",
+                path,
+                f"`## {spec.title}` holds `None` or one bullet list of `code` items, nothing else",
+                line=section.line,
+            )
+        ]
+    out: list[str] = []
+    problems: list[Finding] = []
+    for item in items:
+        if item.code is None:
+            problems.append(
+                finding(
+                    "HG514",
+                    path,
+                    f"each item of `## {spec.title}` is one `code` span, nothing else",
+                    line=item.line,
+                )
+            )
+            continue
+        if spec.content is Content.BOUNDARY:
+            try:
+                boundary.validate(item.code, artifacts_dir)
+            except boundary.PatternError as exc:
+                problems.append(finding("HG205", path, f"`{item.code}`: {exc}", line=item.line))
+                continue
+        elif not item.code.strip() or _CONTROL.search(item.code):
+            problems.append(
+                finding("HG514", path, f"empty or control characters in `## {spec.title}` item", line=item.line)
+            )
+            continue
+        out.append(item.code)
+    if spec.content is Content.BOUNDARY and not problems and boundary.Boundary.compile(out).covers_everything():
+        problems.append(
+            finding(
+                "HG205",
+                path,
+                "the write boundary matches every path; list what the work may write",
+                line=section.line,
+            )
+        )
+    return tuple(out), problems
+
+
+def _semantics(path: str, kind: KindSpec, values: dict[str, Any], lines: dict[str, int]) -> list[Finding]:
+    out = []
+    strategy = values.get("Verification Strategy")
+    if strategy is not None:
+        ids = [c["id"] for c in strategy["required_commands"]]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            out.append(
+                finding(
+                    "HG207",
+                    path,
+                    f"duplicate required command id(s): {', '.join(dupes)}",
+                    line=lines.get("Verification Strategy"),
+                )
+            )
+    if kind.title == "Clean-context Review":
+        verdict = values["Verdict"]
+        items = values["Findings"]
+        ids = [f["id"] for f in items]
+        if len(set(ids)) != len(ids):
+            out.append(finding("HG514", path, "finding ids must be unique", line=lines["Findings"]))
+        if verdict in ("PASS", "PASS_WITH_NOTES") and any(f["severity"] == "blocking" for f in items):
+            out.append(
+                finding("HG514", path, f"a {verdict} review cannot carry blocking findings", line=lines["Verdict"])
+            )
+        if verdict == "REPAIR_REQUIRED" and not items:
+            out.append(finding("HG514", path, "REPAIR_REQUIRED needs at least one finding", line=lines["Verdict"]))
+    if kind.title == "Completion":
+        binding = values["Binding"]
+        if values["Outcome"] == "completed" and (binding["review"] is None or binding["review_sha256"] is None):
+            out.append(
+                finding(
+                    "HG405",
+                    path,
+                    "a completed outcome binds the passing review it relies on",
+                    line=lines["Binding"],
+                )
+            )
+    return out

@@ -1,0 +1,247 @@
+"""The one boundary dialect: git's `:(glob)` pathspec magic at the repository root.
+
+Matching is on path bytes, exactly as git matches them:
+
+* patterns are anchored at the root;
+* `*`, `?` and `[...]` match within one path component (never `/`);
+* a run of two or more `*` followed by `/` or the end of the pattern also
+  crosses `/`; `**/` at the start or `/**/` in the middle may match no directory;
+* a pattern matches a path whole, and also (like git) every path below a
+  directory whose name equals the pattern literally, so `src/app` and
+  `src/app/` cover `src/app/**`.
+
+git's own `git ls-files ':(glob)PATTERN'` is the oracle the tests compare with.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+WILDCARDS = frozenset(b"*?[")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Paths no sane boundary covers all of at once: a boundary that matches them
+# all matches everything, which is not a boundary.
+_UNIVERSE_PROBES = (b"zq9x.k", b"zq9x/yw8v/ut7s.k", b".zq9x/r", b"zq9x/.yw8v/ut7s")
+
+
+class PatternError(ValueError):
+    """A pattern outside the dialect; the message says why."""
+
+
+def has_wildcard(pattern: str) -> bool:
+    return any(c in pattern for c in "*?[")
+
+
+def validate(pattern: str, artifacts_dir: str) -> None:
+    """Raise PatternError when `pattern` is not a valid boundary pattern."""
+    if pattern == "":
+        raise PatternError("empty pattern")
+    if len(pattern) > 4096:
+        raise PatternError("pattern longer than 4096 characters")
+    if _CONTROL.search(pattern):
+        raise PatternError("control characters are not allowed")
+    if pattern != pattern.strip():
+        raise PatternError("leading or trailing spaces are not allowed")
+    if "\\" in pattern:
+        raise PatternError("backslashes are not allowed (no escapes, no Windows paths)")
+    if pattern.startswith("/") or re.match(r"^[A-Za-z]:", pattern):
+        raise PatternError("absolute paths are not allowed; patterns are relative to the repository root")
+    if pattern.startswith("!"):
+        raise PatternError("`!` negation is not supported; a boundary only grants")
+    if pattern.startswith(":"):
+        raise PatternError("pathspec magic (`:`) is not allowed; the dialect is fixed")
+    parts = pattern.rstrip("/").split("/") if pattern != "/" else [""]
+    if pattern.startswith("./") or pattern == ".":
+        raise PatternError("a leading `./` is not allowed; write the path from the root")
+    for part in parts:
+        if part == "":
+            raise PatternError("empty path segment (`//`)")
+        if part in (".", ".."):
+            raise PatternError(f"`{part}` segments are not allowed")
+        if part.lower() == ".git":
+            raise PatternError("patterns into `.git/` are not allowed")
+    if pattern.endswith("/") and has_wildcard(pattern):
+        raise PatternError("a trailing `/` after a wildcard matches no file in git; end with `/**`")
+    root = artifacts_dir.strip("/").split("/")
+    literal = _literal_prefix(parts)
+    if literal[: len(root)] == root:
+        raise PatternError(f"the artifacts root `{artifacts_dir}/` is outside every boundary")
+    _check_brackets(pattern)
+    _compile(pattern.encode("utf-8", "surrogateescape"))
+
+
+def _literal_prefix(parts: list[str]) -> list[str]:
+    out = []
+    for part in parts:
+        if has_wildcard(part):
+            break
+        out.append(part)
+    return out
+
+
+def _check_brackets(pattern: str) -> None:
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "[":
+            j = i + 1
+            if j < len(pattern) and pattern[j] in "!^":
+                j += 1
+            if j < len(pattern) and pattern[j] == "]":
+                j += 1
+            close = pattern.find("]", j)
+            if close < 0:
+                raise PatternError("unclosed `[`")
+            body = pattern[j:close]
+            if "[:" in body or "[=" in body or "[." in body:
+                raise PatternError("character classes (`[[:alpha:]]`) are not supported")
+            if "/" in body:
+                raise PatternError("`/` inside `[...]` never matches")
+            i = close + 1
+        else:
+            i += 1
+
+
+def _translate(pattern: bytes) -> bytes:
+    """Translate one pattern into a regular expression over path bytes."""
+    out: list[bytes] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i : i + 1]
+        if c == b"*":
+            j = i
+            while j < n and pattern[j : j + 1] == b"*":
+                j += 1
+            run = j - i
+            follows = pattern[j : j + 1]
+            at_start = i == 0 or pattern[i - 1 : i] == b"/"
+            if run >= 2 and follows in (b"", b"/"):
+                if at_start and follows == b"/":
+                    out.append(b"(?:.*/)?")  # `**/`: zero or more directories
+                    j += 1
+                else:
+                    out.append(b".*")
+            else:
+                out.append(b"[^/]*")
+            i = j
+        elif c == b"?":
+            out.append(b"[^/]")
+            i += 1
+        elif c == b"[":
+            j = i + 1
+            negate = False
+            if j < n and pattern[j : j + 1] in (b"!", b"^"):
+                negate = True
+                j += 1
+            start = j
+            if j < n and pattern[j : j + 1] == b"]":
+                j += 1
+            close = pattern.find(b"]", j)
+            if close < 0:
+                raise PatternError("unclosed `[`")
+            body = pattern[start:close]
+            items = []
+            k = 0
+            while k < len(body):
+                if k + 2 < len(body) and body[k + 1 : k + 2] == b"-":
+                    lo, hi = body[k : k + 1], body[k + 2 : k + 3]
+                    if lo > hi:
+                        raise PatternError(f"reversed range `{lo.decode('latin-1')}-{hi.decode('latin-1')}`")
+                    items.append(re.escape(lo) + b"-" + re.escape(hi))
+                    k += 3
+                else:
+                    items.append(re.escape(body[k : k + 1]))
+                    k += 1
+            inner = b"".join(items)
+            out.append(b"[^/" + inner + b"]" if negate else b"(?:(?!/)[" + inner + b"])")
+            i = close + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return b"".join(out)
+
+
+def _compile(pattern: bytes) -> re.Pattern[bytes]:
+    try:
+        return re.compile(_translate(pattern), re.DOTALL)
+    except re.error as exc:  # pragma: no cover - _translate escapes everything it emits
+        raise PatternError(f"cannot compile: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """A compiled write boundary: exact paths in a set, wildcards in one regex."""
+
+    patterns: tuple[str, ...]
+    _literal: frozenset[bytes] = field(repr=False)
+    _literal_dirs: frozenset[bytes] = field(repr=False)
+    _regex: re.Pattern[bytes] | None = field(repr=False)
+    _each: tuple[tuple[str, re.Pattern[bytes]], ...] = field(repr=False)
+
+    @classmethod
+    def compile(cls, patterns: Sequence[str]) -> Boundary:
+        literal: set[bytes] = set()
+        dirs: set[bytes] = set()
+        each: list[tuple[str, re.Pattern[bytes]]] = []
+        for p in patterns:
+            raw = p.encode("utf-8", "surrogateescape")
+            if raw.endswith(b"/"):
+                dirs.add(raw.rstrip(b"/"))
+            else:
+                literal.add(raw)
+            if has_wildcard(p):
+                each.append((p, _compile(raw.rstrip(b"/") if raw.endswith(b"/") else raw)))
+        regex = None
+        if each:
+            regex = re.compile(b"|".join(b"(?:" + r.pattern + b")" for _, r in each), re.DOTALL)
+        return cls(tuple(patterns), frozenset(literal), frozenset(dirs), regex, tuple(each))
+
+    def matches(self, path: bytes) -> bool:
+        return self._literal_hit(path) is not None or (
+            self._regex is not None and self._regex.fullmatch(path) is not None
+        )
+
+    def which(self, path: bytes) -> str | None:
+        """The first pattern (in plan order) that covers `path`, for `explain`."""
+        hit = self._literal_hit(path)
+        candidates = []
+        if hit is not None:
+            candidates.append(hit)
+        candidates.extend(p for p, r in self._each if r.fullmatch(path))
+        for p in self.patterns:
+            if p in candidates:
+                return p
+        return None
+
+    def _literal_hit(self, path: bytes) -> str | None:
+        # Every leading directory of the path, then the path itself.
+        if path in self._literal:
+            return path.decode("utf-8", "surrogateescape")
+        pos = path.find(b"/")
+        while pos >= 0:
+            head = path[:pos]
+            if head in self._literal or head in self._literal_dirs:
+                tail = b"/" if head in self._literal_dirs and head not in self._literal else b""
+                return (head + tail).decode("utf-8", "surrogateescape")
+            pos = path.find(b"/", pos + 1)
+        return None
+
+    def covers_everything(self) -> bool:
+        return all(self.matches(p) for p in _UNIVERSE_PROBES)
+
+
+def validate_all(patterns: Iterable[str], artifacts_dir: str) -> list[tuple[str, str]]:
+    """(pattern, reason) for each invalid pattern, then for the set as a whole."""
+    bad = []
+    good = []
+    for p in patterns:
+        try:
+            validate(p, artifacts_dir)
+        except PatternError as exc:
+            bad.append((p, str(exc)))
+        else:
+            good.append(p)
+    if good and Boundary.compile(good).covers_everything():
+        bad.append((", ".join(good), "the boundary matches every path; list what the plan may write"))
+    return bad

@@ -1,0 +1,199 @@
+"""The click layer: parse options, call harness_gate.commands, print the Report.
+
+Every command runs inside `_run`, which turns any error into a report with
+exit code 2: the gate fails closed and never shows a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import click
+
+from harness_gate import __version__
+from harness_gate.errors import HarnessGateError
+from harness_gate.report import Report, use_color, write_json, write_text
+
+FORMATS = ("text", "json")
+
+
+def _emit(report: Report, fmt: str) -> None:
+    if fmt == "json":
+        write_json(report, sys.stdout)
+    else:
+        stream = sys.stdout
+        write_text(report, stream, color=use_color(stream))
+    sys.stdout.flush()
+
+
+def _run(name: str, fmt: str, body: Callable[[], Report]) -> None:
+    try:
+        report = body()
+    except HarnessGateError as exc:
+        report = Report(name, error=exc)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # fail closed: any bug blocks with a reason
+        report = Report(
+            name,
+            error=HarnessGateError(
+                "HG999",
+                f"internal error: {type(exc).__name__}: {exc}",
+                "This is a bug in harness-gate; the command failed closed.",
+            ),
+        )
+    _emit(report, fmt)
+    sys.exit(report.exit_code)
+
+
+format_option = click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format."
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="harness-gate")
+def cli() -> None:
+    """Gate commits and pull requests on approved plans, write boundaries and fresh evidence."""
+
+
+@cli.command()
+@format_option
+def init(fmt: str) -> None:
+    """Scaffold the artifacts root, config, .gitattributes and pre-commit hooks."""
+    from harness_gate import commands  # noqa: PLC0415  (lazy: start-up time)
+
+    _run("init", fmt, lambda: commands.init(Path.cwd()))
+
+
+@cli.group()
+def plan() -> None:
+    """Write plans."""
+
+
+@plan.command("new")
+@click.argument("plan_id")
+@click.option("--objective", required=True, help="What the work achieves.")
+@click.option("--acceptance", multiple=True, help="An acceptance criterion (repeatable).")
+@click.option("--scope", help="What is in and out of scope.")
+@click.option(
+    "--boundary",
+    multiple=True,
+    metavar="PATTERN",
+    help="A write-boundary pattern (repeatable; docs/boundary.md). None given: the boundary is None.",
+)
+@click.option("--verify", multiple=True, metavar="ID=COMMAND", help="A required verification command (repeatable).")
+@click.option(
+    "--timeout",
+    type=click.IntRange(1, 86400),
+    default=600,
+    show_default=True,
+    help="Timeout in seconds for each --verify command.",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["regression_first", "tdd", "characterization", "verification_first"]),
+    default="tdd",
+    show_default=True,
+    help="The verification strategy kind.",
+)
+@click.option(
+    "--mode", type=click.Choice(["native", "guided"]), default="native", show_default=True, help="The execution mode."
+)
+@click.option("--risk", "risks", multiple=True, help="A known risk (repeatable).")
+@format_option
+def plan_new(
+    plan_id: str,
+    objective: str,
+    acceptance: Sequence[str],
+    scope: str | None,
+    boundary: Sequence[str],
+    verify: Sequence[str],
+    timeout: int,
+    kind: str,
+    mode: str,
+    risks: Sequence[str],
+    fmt: str,
+) -> None:
+    """Write a complete plan for PLAN_ID and make it the active plan."""
+    from harness_gate import commands  # noqa: PLC0415
+
+    _run(
+        "plan new",
+        fmt,
+        lambda: commands.plan_new(
+            Path.cwd(),
+            plan_id,
+            objective=objective,
+            acceptance=acceptance,
+            scope=scope,
+            boundary=boundary,
+            verify=verify,
+            timeout=timeout,
+            kind=kind,
+            mode=mode,
+            risks=risks,
+        ),
+    )
+
+
+@cli.command()
+@click.option("--plan", "plan_id", help="The plan (default: the active plan).")
+@click.argument("artifact", required=False)
+@format_option
+def approve(plan_id: str | None, artifact: str | None, fmt: str) -> None:
+    """Approve a plan, amendment or repair resume: only the exact answer `y` approves."""
+    from harness_gate import commands  # noqa: PLC0415
+
+    prompt = sys.stderr if fmt == "json" else sys.stdout
+    _run(
+        "approve",
+        fmt,
+        lambda: commands.approve(
+            Path.cwd(),
+            plan_id,
+            artifact,
+            sys.stdin.buffer,
+            prompt,
+            tty=commands.stdin_is_tty(),
+        ),
+    )
+
+
+@cli.command()
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@format_option
+def lint(files: Sequence[str], fmt: str) -> None:
+    """Validate artifacts and their lifecycle (all plans, or the FILES given)."""
+    from harness_gate import commands  # noqa: PLC0415
+
+    _run("lint", fmt, lambda: commands.lint(Path.cwd(), files))
+
+
+@cli.command()
+@click.option("--plan", "plan_id", help="The plan (default: the active plan).")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@format_option
+def status(plan_id: str | None, as_json: bool, fmt: str) -> None:
+    """Show the plan's lifecycle state, approval, boundary and next step."""
+    from harness_gate import commands  # noqa: PLC0415
+
+    _run("status", "json" if as_json else fmt, lambda: commands.status(Path.cwd(), plan_id))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        cli.main(args=argv, prog_name="harness-gate", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code or 0)
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        return 130
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    return 0

@@ -1,0 +1,367 @@
+"""The commands' logic, independent of click: each returns a Report."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO
+
+from harness_gate import approvals as approvals_mod
+from harness_gate import fsutil, git, lifecycle, plans, snapshot, templates
+from harness_gate.artifacts.kinds import AMENDMENT, PLAN, REPAIR_PLAN, RESUME
+from harness_gate.artifacts.parse import parse_artifact
+from harness_gate.errors import HarnessGateError
+from harness_gate.findings import Finding, finding
+from harness_gate.report import Report
+
+INACTIVE = "harness-gate: inactive (no artifacts root and no configuration); nothing to check"
+
+
+def usage(message: str, hint: str = "") -> HarnessGateError:
+    return HarnessGateError("HG904", message, hint)
+
+
+# -- lint ----------------------------------------------------------------------------
+
+
+def lint(cwd: Path, files: Sequence[str]) -> Report:
+    root = git.toplevel(cwd)
+    snap = snapshot.from_worktree(root)
+    if not files:
+        if not snap.active:
+            return Report("lint", lines=(INACTIVE,))
+        return Report("lint", tuple(_lint_all(snap)))
+    found: list[Finding] = []
+    folders: set[str] = set()
+    root_checked = False
+    prefix = snap.artifacts_dir + "/"
+    for name in files:
+        path = (cwd / name).resolve()
+        try:
+            rel = path.relative_to(root.resolve()).as_posix()
+        except ValueError:
+            rel = ""
+        if rel.startswith(prefix):
+            parts = rel[len(prefix) :].split("/")
+            if len(parts) >= 3 and parts[0] == "plans":
+                folders.add(parts[1])
+            elif not root_checked:
+                root_checked = True
+                found.extend(_lint_root(snap))
+            continue
+        found.extend(_lint_standalone(name, path))
+    for plan_id in sorted(folders):
+        found.extend(_lint_plan(snap, plan_id))
+    return Report("lint", tuple(found))
+
+
+def _lint_all(snap: snapshot.Snapshot) -> list[Finding]:
+    found = _lint_root(snap)
+    for plan_id in plans.plan_ids(snap):
+        found.extend(_lint_plan(snap, plan_id))
+    return found
+
+
+def _lint_root(snap: snapshot.Snapshot) -> list[Finding]:
+    found = plans.root_findings(snap)
+    if f"{snap.artifacts_dir}/active" in snap.files:
+        plan_id, problems = plans.active_plan_id(snap)
+        found.extend(problems)
+        if plan_id is not None and plan_id not in plans.plan_ids(snap):
+            found.append(
+                finding("HG201", f"{snap.artifacts_dir}/active", f"active plan `{plan_id}` does not exist", line=1)
+            )
+    return found
+
+
+def _lint_plan(snap: snapshot.Snapshot, plan_id: str) -> list[Finding]:
+    folder = plans.load(snap, plan_id)
+    life = lifecycle.replay(folder)
+    return [*folder.findings, *life.findings]
+
+
+def _lint_standalone(name: str, path: Path) -> list[Finding]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return [finding("HG516", name, f"cannot read: {exc.strerror}")]
+    if path.name == "approvals.jsonl":
+        return approvals_mod.parse(name, data)[1]
+    _, found = parse_artifact(name, data)
+    return found
+
+
+# -- status --------------------------------------------------------------------------
+
+
+def status(cwd: Path, plan_id: str | None) -> Report:
+    root = git.toplevel(cwd)
+    snap = snapshot.from_worktree(root)
+    if not snap.active:
+        return Report("status", data={"active": False}, lines=(INACTIVE,))
+    found: list[Finding] = []
+    if plan_id is None:
+        plan_id, problems = plans.active_plan_id(snap)
+        found.extend(problems)
+    if plan_id is None:
+        return Report("status", tuple(found), {"active": True, "plan": None})
+    folder = plans.load(snap, plan_id)
+    life = lifecycle.replay(folder)
+    found.extend(folder.findings)
+    found.extend(life.findings)
+    unstaged = git.status_paths(root, snap.artifacts_dir + "/")
+    policy = life.policy
+    data: dict[str, Any] = {
+        "active": True,
+        "plan": plan_id,
+        "state": life.state.value,
+        "write_authority": life.grants_writes,
+        "plan_sha256": life.plan_sha256,
+        "plan_approval": life.plan_approval.value,
+        "amendment_sha256": life.amendment_sha256,
+        "boundary": list(policy.boundary) if policy else [],
+        "required_commands": [
+            {"id": c["id"], "command": c["command"], "timeout_seconds": c["timeout_seconds"]}
+            for c in (policy.verification["required_commands"] if policy else [])
+        ],
+        "repairs": {"used": life.repairs_used, "budget": life.repair_budget},
+        "next_step": life.next_step,
+        "not_in_index": unstaged,
+    }
+    lines = [
+        f"plan:       {plan_id}  ({folder.path}/plan.md)",
+        f"state:      {life.state.value}  (write authority: {'yes' if life.grants_writes else 'no'})",
+        f"approval:   {life.plan_approval.value}  sha256 {life.plan_sha256 or '-'}",
+        f"boundary:   {', '.join(data['boundary']) or 'None'}",
+        "commands:   " + (", ".join(f"{c['id']}={c['command']}" for c in data["required_commands"]) or "-"),
+        f"repairs:    {life.repairs_used} of {life.repair_budget}",
+        f"next:       {life.next_step}",
+    ]
+    if unstaged:
+        lines.append("not staged: " + ", ".join(unstaged) + "  (the gate reads the index: git add them)")
+    return Report("status", tuple(found), data, lines=tuple(lines))
+
+
+# -- init and plan new ---------------------------------------------------------------
+
+GITATTRIBUTES_LINES = (
+    "harness/plans/*/approvals.jsonl merge=union",
+    "harness/plans/*/evidence.jsonl merge=union",
+)
+CONFIG_TEMPLATE = """\
+# harness-gate configuration (docs/config.md)
+artifacts_dir = "harness"
+"""
+PRE_COMMIT_SNIPPET = """\
+# harness-gate hooks (docs/hooks.md); needs harness-gate installed (pip install harness-gate)
+repos:
+  - repo: local
+    hooks:
+      - id: harness-gate-lint
+        name: harness-gate lint (artifacts)
+        entry: harness-gate lint
+        language: system
+        files: ^harness/
+        require_serial: true
+"""
+
+
+def init(cwd: Path) -> Report:
+    root = git.toplevel(cwd)
+    lines: list[str] = []
+    cfg = root / ".harness-gate.toml"
+    if not cfg.exists():
+        fsutil.write_atomic(cfg, CONFIG_TEMPLATE.encode())
+        lines.append("wrote .harness-gate.toml")
+    snap = snapshot.from_worktree(root)
+    keep = root / snap.artifacts_dir / "plans" / ".gitkeep"
+    if not keep.exists():
+        fsutil.write_atomic(keep, b"")
+        lines.append(f"wrote {snap.artifacts_dir}/plans/.gitkeep")
+    attrs = root / ".gitattributes"
+    old = attrs.read_text("utf-8") if attrs.exists() else ""
+    wanted = [ln.replace("harness/", snap.artifacts_dir + "/", 1) for ln in GITATTRIBUTES_LINES]
+    missing = [ln for ln in wanted if ln not in old.splitlines()]
+    if missing:
+        sep = "" if not old or old.endswith("\n") else "\n"
+        fsutil.write_atomic(attrs, (old + sep + "\n".join(missing) + "\n").encode())
+        lines.append("added merge=union for the JSONL logs to .gitattributes")
+    pcc = root / ".pre-commit-config.yaml"
+    snippet = PRE_COMMIT_SNIPPET.replace("^harness/", f"^{re.escape(snap.artifacts_dir)}/")
+    if not pcc.exists():
+        fsutil.write_atomic(pcc, snippet.encode())
+        lines.append("wrote .pre-commit-config.yaml")
+    else:
+        lines.append(".pre-commit-config.yaml exists; add these hooks to it:\n" + snippet)
+    lines.append("next: harness-gate plan new ID --objective '...' --boundary 'src/**' --verify 'tests=pytest -q'")
+    return Report("init", lines=tuple(lines))
+
+
+def parse_verify(spec: str, timeout: int) -> dict[str, Any]:
+    ident, sep, command = spec.partition("=")
+    if not sep or not ident or not command.strip():
+        raise usage(f"--verify {spec!r}: expected ID=COMMAND", "e.g. --verify 'tests=pytest -q'")
+    return {"id": ident, "command": command, "timeout_seconds": timeout}
+
+
+def plan_new(
+    cwd: Path,
+    plan_id: str,
+    *,
+    objective: str,
+    acceptance: Sequence[str],
+    scope: str | None,
+    boundary: Sequence[str],
+    verify: Sequence[str],
+    timeout: int,
+    kind: str,
+    mode: str,
+    risks: Sequence[str],
+) -> Report:
+    root = git.toplevel(cwd)
+    if not plans.PLAN_ID.match(plan_id):
+        raise usage(f"plan id {plan_id!r} is invalid", "Plan ids match [a-z0-9][a-z0-9._-]{0,63}.")
+    if not verify:
+        raise usage("at least one --verify 'ID=COMMAND' is required", "Every plan carries its verification commands.")
+    snap = snapshot.from_worktree(root)
+    folder = root / snap.artifacts_dir / "plans" / plan_id
+    if folder.exists():
+        raise usage(
+            f"{folder.relative_to(root).as_posix()} already exists", "Pick another id; plans are never overwritten."
+        )
+    text = templates.plan(
+        objective=objective,
+        acceptance=list(acceptance) or ["Every required verification command passes on the committed tree."],
+        scope=scope or "Only the paths in the Write Boundary.",
+        boundary=[b for b in boundary if b != "None"],
+        commands=[parse_verify(v, timeout) for v in verify],
+        kind=kind,
+        execution_mode=mode,
+        risks=risks,
+    )
+    rel = f"{snap.artifacts_dir}/plans/{plan_id}/plan.md"
+    art, found = parse_artifact(rel, text.encode(), artifacts_dir=snap.artifacts_dir)
+    if art is None:
+        return Report("plan new", tuple(found), lines=("plan not written: fix the options below",))
+    fsutil.write_atomic(root / rel, text.encode())
+    fsutil.write_atomic(root / snap.artifacts_dir / "active", plan_id.encode() + b"\n")
+    return Report(
+        "plan new",
+        data={"plan": plan_id, "path": rel, "sha256": art.sha256},
+        lines=(
+            f"wrote {rel} (sha256 {art.sha256})",
+            f"{snap.artifacts_dir}/active -> {plan_id}",
+            "next: review the plan, then `harness-gate approve`",
+        ),
+    )
+
+
+# -- approve -------------------------------------------------------------------------
+
+GATE_OF = {PLAN.title: "plan", AMENDMENT.title: "amendment", RESUME.title: "repair_resume"}
+
+
+def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryIO, out: TextIO, *, tty: bool) -> Report:
+    root = git.toplevel(cwd)
+    snap = snapshot.from_worktree(root)
+    if plan_id is None:
+        plan_id, problems = plans.active_plan_id(snap)
+        if plan_id is None:
+            return Report("approve", tuple(problems))
+    folder = plans.load(snap, plan_id)
+    target = _approval_target(folder, artifact, cwd, root)
+    path = f"{folder.path}/{target}"
+    if path not in snap.files:
+        raise usage(f"{path} does not exist")
+    art, found = parse_artifact(
+        path, snap.files[path], artifacts_dir=snap.artifacts_dir, max_bytes=snap.config.max_artifact_bytes
+    )
+    if art is None:
+        return Report("approve", tuple(found), lines=("not approvable: fix the artifact first",))
+    if art.kind is REPAIR_PLAN:
+        return Report(
+            "approve",
+            (
+                finding(
+                    "HG208",
+                    path,
+                    "a Repair Plan is strict/manual compatibility only: approving it grants and records nothing",
+                ),
+            ),
+        )
+    gate = GATE_OF.get(art.kind.title)
+    if gate is None:
+        return Report("approve", (finding("HG208", path, f"a `# {art.kind.title}` takes no approval"),))
+    log_problems = [f for f in folder.findings if f.path.endswith("/approvals.jsonl")]
+    if log_problems:
+        return Report("approve", tuple(log_problems), lines=("approvals.jsonl is invalid; nothing appended",))
+    if approvals_mod.status(folder.approvals, gate, target, art.sha256) is approvals_mod.Status.APPROVED:
+        return Report("approve", lines=(f"{path} is already approved at sha256 {art.sha256}",))
+    approver = git.ident(root)
+    out.write(f"artifact: {path}\nsha256:   {art.sha256}\napprover: {approver}\n{art.kind.gate} ")
+    out.flush()
+    raw = stdin.readline(approvals_mod.MAX_ANSWER_BYTES) if tty else stdin.read(approvals_mod.MAX_ANSWER_BYTES + 1)
+    if not approvals_mod.answer_approves(raw):
+        shown = raw.decode("utf-8", "backslashreplace")[: approvals_mod.MAX_ANSWER_BYTES]
+        return Report(
+            "approve",
+            (
+                finding(
+                    "HG208",
+                    path,
+                    f"answer {shown!r} is not exactly `y`; nothing was written",
+                ),
+            ),
+        )
+    line = approvals_mod.record(gate, target, art.sha256, approver)
+    log = root / folder.path / "approvals.jsonl"
+    try:
+        fsutil.append_line_atomic(log, line.encode("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise HarnessGateError("HG903", f"cannot append to {log}: {exc}") from None
+    return Report(
+        "approve",
+        data={"artifact": path, "sha256": art.sha256, "gate": gate},
+        lines=(
+            f"Approval activated: {gate} {path} sha256 {art.sha256}",
+            f"recorded in {folder.path}/approvals.jsonl; commit it with the artifact",
+        ),
+    )
+
+
+def _approval_target(folder: plans.PlanFolder, artifact: str | None, cwd: Path, root: Path) -> str:
+    if artifact is not None:
+        name = artifact
+        candidate = (cwd / artifact).resolve()
+        if candidate.exists():
+            try:
+                rel = candidate.relative_to(root.resolve()).as_posix()
+            except ValueError:
+                raise usage(f"{artifact} is outside the repository") from None
+            if rel.rsplit("/", 1)[0] != folder.path:
+                raise usage(f"{artifact} is not in {folder.path}/", "Use --plan to pick another plan.")
+            name = rel.rsplit("/", 1)[1]
+        return name
+    plan = folder.plan
+    if (
+        plan is None
+        or approvals_mod.status(folder.approvals, "plan", "plan.md", plan.sha256) is not approvals_mod.Status.APPROVED
+    ):
+        return "plan.md"
+    for entry in reversed(folder.entries):
+        if entry.slug in ("amendment", "resume"):
+            gate = "amendment" if entry.slug == "amendment" else "repair_resume"
+            sha = entry.artifact.sha256 if entry.artifact else ""
+            if approvals_mod.status(folder.approvals, gate, entry.name, sha) is not approvals_mod.Status.APPROVED:
+                return entry.name
+            break
+    return "plan.md"
+
+
+def stdin_is_tty() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,71 @@
+"""Configuration: `.harness-gate.toml`, or `[tool.harness-gate]` in pyproject.toml."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from harness_gate import schema
+from harness_gate.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+CONFIG_FILE = ".harness-gate.toml"
+DEFAULT_MAX_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Config:
+    artifacts_dir: str = "harness"
+    require_signed_approvals: bool = False
+    max_artifact_bytes: int = DEFAULT_MAX_BYTES
+    source: str | None = None  # where it was read from; None for defaults
+
+
+def parse(own: bytes | None, pyproject: bytes | None) -> Config:
+    """Build the config from the two candidate files' bytes (None = absent).
+
+    Both present with settings is ambiguous and an error, not a silent choice.
+    """
+    tables: list[tuple[str, dict[str, Any]]] = []
+    if own is not None:
+        tables.append((CONFIG_FILE, _load(CONFIG_FILE, own)))
+    if pyproject is not None:
+        tool = _load("pyproject.toml", pyproject).get("tool", {})
+        if isinstance(tool, dict) and "harness-gate" in tool:
+            table = tool["harness-gate"]
+            if not isinstance(table, dict):
+                raise ConfigError("pyproject.toml: [tool.harness-gate] must be a table")
+            tables.append(("pyproject.toml", table))
+    if len(tables) > 1:
+        raise ConfigError(
+            f"configuration found in both {CONFIG_FILE} and pyproject.toml",
+            "Keep one of them.",
+        )
+    if not tables:
+        return Config()
+    where, table = tables[0]
+    problems = schema.errors("config", table)
+    if problems:
+        raise ConfigError(f"{where}: {problems[0]}", "See docs/config.md for the keys and their types.")
+    artifacts_dir = table.get("artifacts_dir", "harness")
+    if artifacts_dir.split("/")[0].lower() == ".git":
+        raise ConfigError(f"{where}: artifacts_dir cannot be inside .git")
+    return Config(
+        artifacts_dir=artifacts_dir,
+        require_signed_approvals=table.get("require_signed_approvals", False),
+        max_artifact_bytes=table.get("max_artifact_bytes", DEFAULT_MAX_BYTES),
+        source=where,
+    )
+
+
+def _load(where: str, data: bytes) -> dict[str, Any]:
+    try:
+        table: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return table

@@ -1,0 +1,23 @@
+"""Errors that stop a command (exit 2). Per-file problems are findings instead."""
+
+from __future__ import annotations
+
+
+class HarnessGateError(Exception):
+    """A usage, configuration, environment or git error: the command cannot decide."""
+
+    def __init__(self, code: str, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hint = hint
+
+
+class GitError(HarnessGateError):
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__("HG903", message, hint)
+
+
+class ConfigError(HarnessGateError):
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__("HG902", message, hint)

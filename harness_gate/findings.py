@@ -1,0 +1,137 @@
+"""Findings: every per-file problem is a value, never an exception.
+
+A finding carries a stable rule code (families of SPEC §6), the repository
+relative path, an optional 1-based line, a one-line message and a fix hint.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    title: str
+    hint: str
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    code: str
+    path: str
+    line: int | None
+    message: str
+    hint: str
+    severity: Severity = Severity.ERROR
+
+    @property
+    def blocks(self) -> bool:
+        return self.severity is Severity.ERROR
+
+
+def _rules(*rules: Rule) -> dict[str, Rule]:
+    return {r.code: r for r in rules}
+
+
+# The catalogue is the single place where codes are defined; docs/rules.md is
+# checked against it by the test-suite so the two cannot drift apart.
+RULES: dict[str, Rule] = _rules(
+    # HG2xx: plans and approvals
+    Rule("HG201", "no active plan", "Create one with `harness-gate plan new ID ...`, or fix `harness/active`."),
+    Rule("HG202", "plan not approved", "Run `harness-gate approve` and answer exactly `y`."),
+    Rule("HG203", "approval is stale", "The artifact changed after approval; review it and approve again."),
+    Rule(
+        "HG204", "invalid approval record", "Approval records are written by `harness-gate approve`; do not edit them."
+    ),
+    Rule("HG205", "invalid write boundary pattern", "See docs/boundary.md for the pattern dialect."),
+    Rule("HG206", "invalid plan id", "Plan ids match [a-z0-9][a-z0-9._-]{0,63}."),
+    Rule("HG207", "invalid verification policy", "Each required command needs a unique id, a command and a timeout."),
+    Rule("HG208", "approval refused", "Only the exact answer `y` approves."),
+    # HG4xx: review and lifecycle
+    Rule("HG401", "illegal lifecycle sequence", "See docs/lifecycle.md for the allowed order of artifacts."),
+    Rule("HG402", "repair budget exhausted", "Write a Pause Report, then an approved Repair Resume."),
+    Rule(
+        "HG403", "repeated finding without pause", "A finding seen in two consecutive reviews requires a Pause Report."
+    ),
+    Rule("HG404", "no progress without pause", "Two repairs without progress require a Pause Report."),
+    Rule(
+        "HG405",
+        "completion without a passing review",
+        "Complete only after a PASS or PASS_WITH_NOTES review bound to the current plan.",
+    ),
+    Rule("HG406", "amendment without material delta", "Declare at least one material delta, or do not amend."),
+    Rule("HG407", "unapproved artifact acted upon", "Approve the amendment or resume before later artifacts."),
+    Rule(
+        "HG408",
+        "repair widens the write boundary",
+        "A repair stays inside the effective write boundary; amend the plan instead.",
+    ),
+    Rule(
+        "HG409",
+        "repair weakens verification",
+        "A repair keeps every required command unchanged; amend the plan instead.",
+    ),
+    Rule("HG410", "stale binding", "Regenerate the artifact against the current plan and amendment hashes."),
+    Rule(
+        "HG411",
+        "artifact after the plan ended",
+        "A completed or cancelled plan takes no further artifacts; start a new plan.",
+    ),
+    Rule("HG412", "bad artifact numbering", "Number artifacts 001, 002, ... without gaps, one kind per file name."),
+    # HG5xx: artifact syntax
+    Rule("HG501", "unknown artifact kind", "The first line must be one of the H1 headings in docs/artifacts.md."),
+    Rule("HG502", "legacy artifact shape", "Rewrite the artifact in the current Markdown shape (docs/artifacts.md)."),
+    Rule("HG503", "missing section", "Add the section with its exact heading, in order."),
+    Rule("HG504", "unexpected section", "Remove it or turn it into content (H3 or lower)."),
+    Rule("HG505", "sections out of order", "Put the sections in the order listed in docs/artifacts.md."),
+    Rule("HG506", "more than one H1", "An artifact has exactly one H1, on its first line."),
+    Rule("HG507", "invalid JSON block", "Fix the JSON syntax of the ```json block."),
+    Rule("HG508", "duplicate JSON key", "Each key appears once in a JSON object."),
+    Rule("HG509", "schema violation", "See the schema named in the message (harness_gate/schemas/)."),
+    Rule("HG510", "bad encoding", "Artifacts are UTF-8 without BOM, with LF line ends and no NUL bytes."),
+    Rule("HG511", "empty artifact", "Write the artifact from its template (docs/artifacts.md)."),
+    Rule("HG512", "artifact too large", "Artifacts are capped at 1 MiB; move bulk output elsewhere."),
+    Rule(
+        "HG513",
+        "approval gate line missing or altered",
+        "The Approval section holds exactly the gate line of its kind.",
+    ),
+    Rule("HG514", "bad section content", "See docs/artifacts.md for what the section must hold."),
+    Rule("HG515", "file name does not match the artifact kind", "Rename the file after its kind (docs/artifacts.md)."),
+    Rule(
+        "HG516",
+        "unexpected file in the artifacts root",
+        "Only the files listed in docs/artifacts.md live under the artifacts root.",
+    ),
+    # HG9xx: environment and internal
+    Rule("HG901", "not a git repository", "Run harness-gate inside a git work tree."),
+    Rule("HG902", "invalid configuration", "See docs/config.md."),
+    Rule("HG903", "git failed", "Run the git command shown to see why."),
+    Rule("HG904", "usage error", "See `harness-gate --help`."),
+    Rule("HG999", "internal error", "This is a bug in harness-gate; the gate failed closed."),
+)
+
+
+def finding(
+    code: str,
+    path: str,
+    message: str,
+    *,
+    line: int | None = None,
+    hint: str | None = None,
+    severity: Severity = Severity.ERROR,
+) -> Finding:
+    """Build a finding for a catalogued rule (an unknown code is a bug)."""
+    rule = RULES[code]
+    return Finding(code, path, line, message, hint or rule.hint, severity)
+
+
+def blocking(findings: list[Finding] | tuple[Finding, ...]) -> bool:
+    return any(f.blocks for f in findings)

@@ -1,0 +1,353 @@
+"""Replay a plan folder's artifacts through the Harness v9 state machine (seed 000).
+
+The replay is pure: it reads a PlanFolder and returns the state, the effective
+policy and findings for every illegal step. Nothing is trusted from anywhere
+but the committed artifacts and approval records.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness_gate import approvals as approvals_mod
+from harness_gate import boundary
+from harness_gate.artifacts.parse import Artifact
+from harness_gate.findings import Finding, finding
+from harness_gate.plans import Entry, PlanFolder
+
+DEFAULT_BUDGET = 3
+
+
+class State(str, enum.Enum):
+    PLANNING = "planning"  # plan written, not approved at its current bytes
+    EXECUTING = "executing"
+    VERIFYING = "verifying"  # after a Repair Record: verification must be redone
+    REVIEWING = "reviewing"  # a PASS/PASS_WITH_NOTES review exists
+    AUTO_REPAIRING = "auto_repairing"
+    AWAITING_AMENDMENT = "awaiting_amendment_approval"
+    AWAITING_RESUME = "awaiting_resume_approval"
+    PAUSED_NO_PROGRESS = "paused_no_progress"
+    PAUSED_BLOCKED = "paused_blocked"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    INVALID = "invalid"  # the plan itself does not parse
+
+
+# SPEC §6: a completed or paused plan grants no write authority; neither does an
+# unapproved one. The v9 "reviewing" revocation is enforced through the review's
+# tree binding instead: any change after it makes the review stale.
+NO_AUTHORITY = frozenset(
+    {
+        State.PLANNING,
+        State.PAUSED_NO_PROGRESS,
+        State.PAUSED_BLOCKED,
+        State.COMPLETED,
+        State.CANCELLED,
+        State.INVALID,
+    }
+)
+PAUSED = frozenset({State.PAUSED_NO_PROGRESS, State.PAUSED_BLOCKED})
+ENDED = frozenset({State.COMPLETED, State.CANCELLED})
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The effective write boundary and verification policy."""
+
+    boundary: tuple[str, ...]
+    verification: dict[str, Any]
+    source: str  # the artifact it comes from
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    state: State
+    plan_sha256: str | None
+    plan_approval: approvals_mod.Status
+    amendment_sha256: str | None
+    policy: Policy | None
+    repairs_used: int
+    repair_budget: int
+    next_step: str
+    findings: tuple[Finding, ...]
+
+    @property
+    def grants_writes(self) -> bool:
+        return self.state not in NO_AUTHORITY and self.policy is not None and not any(f.blocks for f in self.findings)
+
+
+class _Replay:
+    def __init__(self, folder: PlanFolder, plan: Artifact) -> None:
+        self.folder = folder
+        self.findings: list[Finding] = []
+        self.amendment_sha: str | None = None
+        self.repairs = 0
+        self.budget = DEFAULT_BUDGET
+        self.no_progress = 0
+        self.last_review: Entry | None = None
+        self.prior_findings: set[str] = set()  # finding ids of the previous review in this cycle
+        self.last_pause: Entry | None = None
+        self.pause_reason = ""  # rule code of the circuit breaker that demands a pause
+        self.pause_reported = False
+        self.pending: Entry | None = None  # an amendment or resume awaiting approval
+        self.plan = plan
+        self.policy = Policy(plan.value("Write Boundary"), plan.value("Verification Strategy"), plan.path)
+        self.plan_status = approvals_mod.status(folder.approvals, "plan", "plan.md", plan.sha256)
+        self.state = State.EXECUTING if self.plan_status is approvals_mod.Status.APPROVED else State.PLANNING
+        if self.plan_status is approvals_mod.Status.STALE:
+            self.findings.append(
+                finding(
+                    "HG203",
+                    plan.path,
+                    "plan.md changed after it was approved; its approval no longer counts",
+                )
+            )
+
+    # -- helpers ---------------------------------------------------------------------
+    def add(self, code: str, entry: Entry, message: str, line: int | None = None) -> None:
+        self.findings.append(finding(code, entry.path, message, line=line))
+
+    def approval(self, entry: Entry, gate: str, sha: str) -> approvals_mod.Status:
+        return approvals_mod.status(self.folder.approvals, gate, entry.name, sha)
+
+    def check_binding(self, entry: Entry, binding: Mapping[str, Any], line: int) -> None:
+        if binding["plan_sha256"] != self.plan.sha256:
+            self.add("HG410", entry, "bound to another plan hash than plan.md's", line)
+        elif binding.get("amendment_sha256", self.amendment_sha) != self.amendment_sha:
+            self.add("HG410", entry, "bound to another amendment than the current accepted one", line)
+
+    def pause_needed(self, code: str, state: State) -> None:
+        self.pause_reason = code
+        self.pause_reported = False
+        self.state = state
+
+    # -- the replay ------------------------------------------------------------------
+    def run(self) -> None:
+        for entry in self.folder.entries:
+            art = entry.artifact
+            if art is None:
+                continue  # its syntax findings are already reported
+            if self.state in ENDED:
+                self.add("HG411", entry, f"the plan is already {self.state.value}")
+                continue
+            if self.state is State.PLANNING:
+                self.add("HG407", entry, "plan.md is not approved at its current bytes")
+                continue
+            if self.pending is not None and entry.slug not in ("amendment", "completion", "pause"):
+                self.add("HG407", entry, f"{self.pending.name} is not approved yet")
+                continue
+            self.pending = None
+            getattr(self, "on_" + entry.slug.replace("-", "_"))(entry, art)
+
+    def blocked_by_pause(self, entry: Entry) -> bool:
+        if self.state in PAUSED:
+            code = self.pause_reason or "HG401"
+            self.add(
+                code,
+                entry,
+                f"the plan is {self.state.value}: write a Pause Report, then a Repair Resume or Plan Amendment",
+            )
+            return True
+        return False
+
+    def on_review(self, entry: Entry, art: Artifact) -> None:
+        v, lines = art.values, art.lines
+        self.check_binding(entry, v["Binding"], lines["Binding"])
+        if self.blocked_by_pause(entry):
+            return
+        verdict = v["Verdict"]
+        ids = {f["id"] for f in v["Findings"]}
+        self.last_review = entry
+        if verdict in ("PASS", "PASS_WITH_NOTES"):
+            self.state = State.REVIEWING
+        elif verdict == "BLOCKED":
+            self.pause_needed("HG401", State.PAUSED_BLOCKED)
+        elif ids & self.prior_findings:
+            self.pause_needed("HG403", State.PAUSED_NO_PROGRESS)
+        elif self.repairs >= self.budget:
+            self.pause_needed("HG402", State.PAUSED_NO_PROGRESS)
+        else:
+            self.state = State.AUTO_REPAIRING
+        self.prior_findings = ids if verdict == "REPAIR_REQUIRED" else set()
+
+    def on_repair(self, entry: Entry, art: Artifact) -> None:
+        v, lines = art.values, art.lines
+        binding = v["Binding"]
+        self.check_binding(entry, binding, lines["Binding"])
+        if self.blocked_by_pause(entry):
+            return
+        review = self.last_review
+        if self.state is not State.AUTO_REPAIRING or review is None:
+            self.add("HG401", entry, "a Repair Record follows a REPAIR_REQUIRED review (or an approved Repair Resume)")
+            return
+        if binding["review"] != review.name:
+            self.add(
+                "HG410", entry, f"bound to review {binding['review']}, the latest is {review.name}", lines["Binding"]
+            )
+        if binding["round"] != self.repairs + 1:
+            self.add("HG410", entry, f"round {binding['round']} should be {self.repairs + 1}", lines["Binding"])
+        self.repairs += 1
+        self.check_subset(entry, v, lines)
+        p = v["Progress"]
+        stuck = p["diff_before"] == p["diff_after"] and p["verification_before"] == p["verification_after"]
+        self.no_progress = self.no_progress + 1 if stuck else 0
+        if self.no_progress >= 2:
+            self.pause_needed("HG404", State.PAUSED_NO_PROGRESS)
+        else:
+            self.state = State.VERIFYING
+
+    def check_subset(self, entry: Entry, v: Mapping[str, Any], lines: Mapping[str, int]) -> None:
+        allowed = boundary.Boundary.compile(self.policy.boundary)
+        for pattern in v["Write Boundary"]:
+            inside = pattern in self.policy.boundary or (
+                not boundary.has_wildcard(pattern)
+                and allowed.matches(pattern.rstrip("/").encode("utf-8", "surrogateescape"))
+            )
+            if not inside:
+                self.add(
+                    "HG408", entry, f"`{pattern}` is not inside the effective write boundary", lines["Write Boundary"]
+                )
+        want = self.policy.verification
+        got = v["Verification Strategy"]
+        have = {c["id"]: c for c in got["required_commands"]}
+        if got["kind"] != want["kind"]:
+            self.add(
+                "HG409",
+                entry,
+                f"verification kind changed from {want['kind']} to {got['kind']}",
+                lines["Verification Strategy"],
+            )
+        for cmd in want["required_commands"]:
+            mine = have.get(cmd["id"])
+            if mine is None or mine["command"] != cmd["command"] or mine.get("shell", False) != cmd.get("shell", False):
+                self.add(
+                    "HG409",
+                    entry,
+                    f"required command `{cmd['id']}` is missing or changed",
+                    lines["Verification Strategy"],
+                )
+
+    def on_pause(self, entry: Entry, art: Artifact) -> None:
+        v, lines = art.values, art.lines
+        self.check_binding(entry, v["Binding"], lines["Binding"])
+        self.state = State(v["Pause"]["state"])
+        self.pause_reported = True
+        self.last_pause = entry
+        self.no_progress = 0
+        self.prior_findings = set()
+
+    def on_resume(self, entry: Entry, art: Artifact) -> None:
+        v, lines = art.values, art.lines
+        binding = v["Binding"]
+        self.check_binding(entry, binding, lines["Binding"])
+        pause = self.last_pause
+        if self.state not in PAUSED or pause is None or not self.pause_reported or pause.artifact is None:
+            self.add("HG401", entry, "a Repair Resume follows a Pause Report")
+            return
+        if binding["pause"] != pause.name or binding["pause_sha256"] != pause.artifact.sha256:
+            self.add("HG410", entry, f"bound to another pause than {pause.name} at its current bytes", lines["Binding"])
+            return
+        if binding["latest_diff"] != pause.artifact.value("Pause")["latest_diff"]:
+            self.add("HG410", entry, "bound to another diff revision than the pause", lines["Binding"])
+            return
+        status = self.approval(entry, "repair_resume", art.sha256)
+        if status is approvals_mod.Status.STALE:
+            self.add("HG203", entry, "changed after it was approved")
+        if status is not approvals_mod.Status.APPROVED:
+            self.pending = entry
+            self.state = State.AWAITING_RESUME
+            return
+        self.budget = self.repairs + v["Additional Budget"]["rounds"]
+        self.pause_reason = ""
+        self.state = State.AUTO_REPAIRING if self.last_review is not None else State.EXECUTING
+
+    def on_amendment(self, entry: Entry, art: Artifact) -> None:
+        v, lines = art.values, art.lines
+        self.check_binding(entry, v["Binding"], lines["Binding"])
+        if not any(d["material"] for d in v["Deltas"].values()):
+            self.add("HG406", entry, "no declared delta is material", lines["Deltas"])
+        status = self.approval(entry, "amendment", art.sha256)
+        if status is approvals_mod.Status.STALE:
+            self.add("HG203", entry, "changed after it was approved")
+        if status is not approvals_mod.Status.APPROVED:
+            self.pending = entry
+            self.state = State.AWAITING_AMENDMENT
+            return
+        self.amendment_sha = art.sha256
+        self.policy = Policy(v["Write Boundary"], v["Verification Strategy"], entry.path)
+        # An accepted amendment is a new policy: counters and breakers start over.
+        self.repairs, self.budget, self.no_progress = 0, DEFAULT_BUDGET, 0
+        self.prior_findings, self.pause_reason, self.last_review = set(), "", None
+        self.state = State.EXECUTING
+
+    def on_completion(self, entry: Entry, art: Artifact) -> None:
+        v, lines = art.values, art.lines
+        binding = v["Binding"]
+        self.check_binding(entry, binding, lines["Binding"])
+        if v["Outcome"] == "cancelled":
+            self.state = State.CANCELLED
+            return
+        review = self.last_review
+        ok = (
+            self.state is State.REVIEWING
+            and review is not None
+            and review.artifact is not None
+            and binding["review"] == review.name
+            and binding["review_sha256"] == review.artifact.sha256
+        )
+        if not ok:
+            self.add(
+                "HG405",
+                entry,
+                "no PASS/PASS_WITH_NOTES review of the current plan precedes it, or the binding names another",
+                lines["Binding"],
+            )
+            return
+        self.state = State.COMPLETED
+
+    def on_repair_plan(self, entry: Entry, art: Artifact) -> None:
+        v, lines = art.values, art.lines
+        # Strict/manual compatibility: validated, never grants, never moves state.
+        if v["Repair Context"]["plan_sha256"] != self.plan.sha256:
+            self.add("HG410", entry, "bound to another plan hash than plan.md's", lines["Repair Context"])
+
+    def next_step(self) -> str:
+        s = self.state
+        if s is State.PLANNING:
+            return "approve the plan: harness-gate approve"
+        if s in (State.AWAITING_AMENDMENT, State.AWAITING_RESUME):
+            return f"approve {self.pending.name if self.pending else 'it'}: harness-gate approve"
+        if s in PAUSED:
+            return (
+                "write a Pause Report"
+                if not self.pause_reported
+                else "write a Repair Resume or a Plan Amendment, or cancel"
+            )
+        if s is State.REVIEWING:
+            return "complete: harness-gate complete"
+        if s is State.AUTO_REPAIRING:
+            return "repair the review's findings and write a Repair Record"
+        if s in ENDED:
+            return "none: start a new plan for new work"
+        return "do the work inside the write boundary, verify, then ask for a clean-context review"
+
+
+def replay(folder: PlanFolder) -> Lifecycle:
+    if folder.plan is None:
+        return Lifecycle(State.INVALID, None, approvals_mod.Status.UNAPPROVED, None, None, 0, 0, "fix plan.md", ())
+    r = _Replay(folder, folder.plan)
+    r.run()
+    return Lifecycle(
+        r.state,
+        r.plan.sha256,
+        r.plan_status,
+        r.amendment_sha,
+        r.policy,
+        r.repairs,
+        r.budget,
+        r.next_step(),
+        tuple(r.findings),
+    )

@@ -1,0 +1,121 @@
+"""Plan folders: `harness/active`, `plans/<id>/plan.md`, approvals and numbered artifacts."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from harness_gate import approvals as approvals_mod
+from harness_gate.artifacts.kinds import BY_SLUG, PLAN
+from harness_gate.artifacts.parse import Artifact, parse_artifact
+from harness_gate.findings import Finding, finding
+from harness_gate.snapshot import Snapshot
+
+PLAN_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
+NUMBERED = re.compile(r"([0-9]{3})-([a-z][a-z-]*)\.md\Z")
+ROOT_FILES = frozenset({"active", "allowed_signers", "README.md", ".gitkeep", "plans/.gitkeep"})
+PLAN_FILES = frozenset({"plan.md", "approvals.jsonl", "evidence.jsonl"})
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A numbered artifact of a plan folder (`001-review.md`, ...)."""
+
+    number: int
+    name: str
+    path: str
+    slug: str
+    artifact: Artifact | None
+
+
+@dataclass(frozen=True)
+class PlanFolder:
+    plan_id: str
+    path: str
+    plan: Artifact | None
+    approvals: tuple[approvals_mod.Approval, ...]
+    entries: tuple[Entry, ...]
+    findings: tuple[Finding, ...]
+
+
+def active_plan_id(snap: Snapshot) -> tuple[str | None, list[Finding]]:
+    path = f"{snap.artifacts_dir}/active"
+    data = snap.files.get(path)
+    if data is None:
+        return None, [finding("HG201", path, "no active plan (`active` is missing)")]
+    text = data.decode("utf-8", "replace")
+    plan_id = text[:-1] if text.endswith("\n") else text
+    if not PLAN_ID.match(plan_id):
+        return None, [finding("HG206", path, f"`active` must hold one plan id on one line, got {text[:80]!r}", line=1)]
+    return plan_id, []
+
+
+def plan_ids(snap: Snapshot) -> list[str]:
+    prefix = f"{snap.artifacts_dir}/plans/"
+    ids = {p[len(prefix) :].split("/", 1)[0] for p in snap.files if p.startswith(prefix) and "/" in p[len(prefix) :]}
+    return sorted(ids)
+
+
+def root_findings(snap: Snapshot) -> list[Finding]:
+    """Files under the artifacts root that no rule knows."""
+    out = list(snap.findings)
+    prefix = snap.artifacts_dir + "/"
+    for path in sorted(snap.files):
+        rel = path[len(prefix) :]
+        if rel in ROOT_FILES:
+            continue
+        parts = rel.split("/")
+        if len(parts) == 3 and parts[0] == "plans":
+            if not PLAN_ID.match(parts[1]):
+                out.append(finding("HG206", path, f"`{parts[1]}` is not a valid plan id"))
+            elif parts[2] in PLAN_FILES or NUMBERED.match(parts[2]):
+                continue
+        out.append(finding("HG516", path, "not an artifact harness-gate knows"))
+    return out
+
+
+def load(snap: Snapshot, plan_id: str) -> PlanFolder:
+    folder = f"{snap.artifacts_dir}/plans/{plan_id}"
+    found: list[Finding] = []
+    max_bytes = snap.config.max_artifact_bytes
+    plan_path = f"{folder}/plan.md"
+    plan: Artifact | None = None
+    if plan_path not in snap.files:
+        found.append(finding("HG201", plan_path, f"plan `{plan_id}` has no plan.md"))
+    else:
+        plan, problems = parse_artifact(
+            plan_path, snap.files[plan_path], artifacts_dir=snap.artifacts_dir, max_bytes=max_bytes
+        )
+        found.extend(problems)
+        if plan is not None and plan.kind is not PLAN:
+            found.append(finding("HG515", plan_path, f"plan.md holds a `# {plan.kind.title}`", line=1))
+            plan = None
+    approvals_path = f"{folder}/approvals.jsonl"
+    records: list[approvals_mod.Approval] = []
+    if approvals_path in snap.files:
+        records, problems = approvals_mod.parse(approvals_path, snap.files[approvals_path])
+        found.extend(problems)
+    entries: list[Entry] = []
+    for path in sorted(p for p in snap.files if p.startswith(folder + "/") and p.count("/") == folder.count("/") + 1):
+        name = path.rsplit("/", 1)[1]
+        m = NUMBERED.match(name)
+        if not m:
+            continue
+        slug = m.group(2)
+        kind = BY_SLUG.get(slug)
+        if kind is None or kind is PLAN:
+            found.append(finding("HG515", path, f"`{slug}` is not an artifact kind (see docs/artifacts.md)"))
+            continue
+        art, problems = parse_artifact(path, snap.files[path], artifacts_dir=snap.artifacts_dir, max_bytes=max_bytes)
+        found.extend(problems)
+        if art is not None and art.kind is not kind:
+            found.append(finding("HG515", path, f"`{name}` holds a `# {art.kind.title}`", line=1))
+            art = None
+        entries.append(Entry(int(m.group(1)), name, path, slug, art))
+    for n, entry in enumerate(entries, start=1):
+        if entry.number != n:
+            found.append(
+                finding("HG412", entry.path, f"expected number {n:03d} here (numbers run 001, 002, ... without gaps)")
+            )
+            break
+    return PlanFolder(plan_id, folder, plan, tuple(records), tuple(entries), tuple(found))

@@ -1,0 +1,89 @@
+"""The artifacts root (and config files) as one state holds them.
+
+The gate reads the index or a commit, never the work tree; the authoring
+commands (`lint`, `status`, `approve`) read the work tree, which is what the
+author is editing, and say when it differs from the index.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness_gate import config as config_mod
+from harness_gate import git
+from harness_gate.findings import Finding, finding
+
+CONFIG_PATHS = (config_mod.CONFIG_FILE, "pyproject.toml")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    label: str  # "work tree", "index" or "commit <oid>"
+    root: Path
+    config: config_mod.Config
+    files: Mapping[str, bytes]  # repository-relative path -> bytes, below the artifacts root
+    findings: tuple[Finding, ...] = field(default=())
+
+    @property
+    def artifacts_dir(self) -> str:
+        return self.config.artifacts_dir
+
+    @property
+    def active(self) -> bool:
+        """A repository with no artifacts root and no config is inactive (SPEC §2)."""
+        return self.config.source is not None or bool(self.files) or self._root_exists
+
+    _root_exists: bool = False
+
+
+def _config(read: Mapping[str, bytes]) -> config_mod.Config:
+    return config_mod.parse(read.get(CONFIG_PATHS[0]), read.get(CONFIG_PATHS[1]))
+
+
+def from_worktree(root: Path) -> Snapshot:
+    cfg = _config({p: (root / p).read_bytes() for p in CONFIG_PATHS if (root / p).is_file()})
+    base = root / cfg.artifacts_dir
+    files: dict[str, bytes] = {}
+    problems: list[Finding] = []
+    if base.is_dir() and not base.is_symlink():
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames.sort()
+            for name in sorted(filenames) + [d for d in dirnames if (Path(dirpath) / d).is_symlink()]:
+                full = Path(dirpath) / name
+                rel = full.relative_to(root).as_posix()
+                st = full.lstat()
+                if stat.S_ISLNK(st.st_mode):
+                    problems.append(finding("HG516", rel, "symbolic links are not allowed under the artifacts root"))
+                elif stat.S_ISREG(st.st_mode):
+                    files[rel] = full.read_bytes()
+    elif base.is_symlink():
+        problems.append(finding("HG516", cfg.artifacts_dir, "the artifacts root must not be a symbolic link"))
+    return Snapshot("work tree", root, cfg, files, tuple(problems), _root_exists=base.exists())
+
+
+def from_index(root: Path) -> Snapshot:
+    return _from_entries(root, "index", lambda prefix: git.index_entries(root, prefix))
+
+
+def from_commit(root: Path, rev: str) -> Snapshot:
+    return _from_entries(root, f"commit {rev}", lambda prefix: git.tree_entries(root, rev, prefix))
+
+
+def _from_entries(root: Path, label: str, lister: Callable[[str], list[git.Blob]]) -> Snapshot:
+    top = [b for name in CONFIG_PATHS for b in lister(name) if b.path == name and b.mode.startswith("100")]
+    blobs = git.read_blobs(root, [b.oid for b in top])
+    cfg = _config({b.path: blobs[b.oid] for b in top})
+    listed = lister(cfg.artifacts_dir + "/")
+    problems = [
+        finding("HG516", b.path, "only regular files are allowed under the artifacts root")
+        for b in listed
+        if not b.mode.startswith("100")
+    ]
+    regular = [b for b in listed if b.mode.startswith("100")]
+    data = git.read_blobs(root, [b.oid for b in regular])
+    files = {b.path: data[b.oid] for b in regular}
+    return Snapshot(label, root, cfg, files, tuple(problems), _root_exists=bool(listed))
