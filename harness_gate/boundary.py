@@ -53,7 +53,9 @@ def validate(pattern: str, artifacts_dir: str) -> None:
     if pattern.startswith(":"):
         raise PatternError("pathspec magic (`:`) is not allowed; the dialect is fixed")
     parts = pattern.rstrip("/").split("/") if pattern != "/" else [""]
-    if pattern.startswith("./") or pattern == ".":
+    if pattern == ".":
+        raise PatternError("`.` is the whole repository, which is no boundary")
+    if pattern.startswith("./"):
         raise PatternError("a leading `./` is not allowed; write the path from the root")
     for part in parts:
         if part == "":
@@ -66,7 +68,7 @@ def validate(pattern: str, artifacts_dir: str) -> None:
         raise PatternError("a trailing `/` after a wildcard matches no file in git; end with `/**`")
     root = artifacts_dir.strip("/").split("/")
     literal = _literal_prefix(parts)
-    if literal[: len(root)] == root:
+    if [p.casefold() for p in literal[: len(root)]] == [p.casefold() for p in root]:
         raise PatternError(f"the artifacts root `{artifacts_dir}/` is outside every boundary")
     _check_brackets(pattern)
     _compile(pattern.encode("utf-8", "surrogateescape"))

@@ -183,6 +183,19 @@ def status(plan_id: str | None, as_json: bool, fmt: str) -> None:
     _run("status", "json" if as_json else fmt, lambda: commands.status(Path.cwd(), plan_id))
 
 
+@cli.command()
+def demo() -> None:
+    """Walk the lifecycle in a throwaway repository, printing each command."""
+    from harness_gate import demo as demo_mod  # noqa: PLC0415
+
+    try:
+        code = demo_mod.run(sys.stdout)
+    except Exception as exc:  # fail closed, no traceback
+        click.echo(f"error HG999: demo failed: {type(exc).__name__}: {exc}")
+        code = 2
+    sys.exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         cli.main(args=argv, prog_name="harness-gate", standalone_mode=False)

@@ -31,7 +31,7 @@ def lint(cwd: Path, files: Sequence[str]) -> Report:
     snap = snapshot.from_worktree(root)
     if not files:
         if not snap.active:
-            return Report("lint", lines=(INACTIVE,))
+            return Report("lint", data={"active": False}, lines=(INACTIVE,))
         return Report("lint", tuple(_lint_all(snap)))
     found: list[Finding] = []
     folders: set[str] = set()
@@ -122,6 +122,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         "plan_approval": life.plan_approval.value,
         "amendment_sha256": life.amendment_sha256,
         "boundary": list(policy.boundary) if policy else [],
+        "unmodeled_commands": list(policy.unmodeled_commands) if policy else [],
         "required_commands": [
             {"id": c["id"], "command": c["command"], "timeout_seconds": c["timeout_seconds"]}
             for c in (policy.verification["required_commands"] if policy else [])
@@ -303,6 +304,8 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     out.write(f"artifact: {path}\nsha256:   {art.sha256}\napprover: {approver}\n{art.kind.gate} ")
     out.flush()
     raw = stdin.readline(approvals_mod.MAX_ANSWER_BYTES) if tty else stdin.read(approvals_mod.MAX_ANSWER_BYTES + 1)
+    if not tty:
+        out.write("\n")  # the piped answer is not echoed; end the prompt line
     if not approvals_mod.answer_approves(raw):
         shown = raw.decode("utf-8", "backslashreplace")[: approvals_mod.MAX_ANSWER_BYTES]
         return Report(

@@ -7,7 +7,11 @@ both would let two readers see different objects in the same bytes.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+# C0/C1 controls (terminal escapes among them) and lone surrogates (unencodable).
+_BAD_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 class StrictJSONError(ValueError):
@@ -29,16 +33,38 @@ def _constant(name: str) -> Any:
     raise StrictJSONError(f"{name} is not JSON")
 
 
+def _float(text: str) -> Any:
+    # No field of any harness-gate record is fractional; 3.0 or 3e0 standing in for
+    # the integer 3 would pass a schema's `const` while reading differently.
+    raise StrictJSONError(f"non-integer number {text[:20]} is not allowed")
+
+
+def _check_strings(value: Any) -> None:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _BAD_CHARS.search(item):
+                raise StrictJSONError("a string holds a control character or a lone surrogate")
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
 def loads(text: str) -> Any:
     """Parse JSON text strictly; raise StrictJSONError with a readable reason."""
     try:
-        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
+        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float)
     except StrictJSONError:
         raise
     except json.JSONDecodeError as exc:
         raise StrictJSONError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise StrictJSONError("nesting too deep") from None
+    _check_strings(value)
+    return value
 
 
 def loads_object(text: str) -> dict[str, Any]:

@@ -58,6 +58,7 @@ class Policy:
     """The effective write boundary and verification policy."""
 
     boundary: tuple[str, ...]
+    unmodeled_commands: tuple[str, ...]
     verification: dict[str, Any]
     source: str  # the artifact it comes from
 
@@ -94,7 +95,12 @@ class _Replay:
         self.pause_reported = False
         self.pending: Entry | None = None  # an amendment or resume awaiting approval
         self.plan = plan
-        self.policy = Policy(plan.value("Write Boundary"), plan.value("Verification Strategy"), plan.path)
+        self.policy = Policy(
+            plan.value("Write Boundary"),
+            plan.value("Unmodeled Commands"),
+            plan.value("Verification Strategy"),
+            plan.path,
+        )
         self.plan_status = approvals_mod.status(folder.approvals, "plan", "plan.md", plan.sha256)
         self.state = State.EXECUTING if self.plan_status is approvals_mod.Status.APPROVED else State.PLANNING
         if self.plan_status is approvals_mod.Status.STALE:
@@ -250,8 +256,12 @@ class _Replay:
         if binding["pause"] != pause.name or binding["pause_sha256"] != pause.artifact.sha256:
             self.add("HG410", entry, f"bound to another pause than {pause.name} at its current bytes", lines["Binding"])
             return
-        if binding["latest_diff"] != pause.artifact.value("Pause")["latest_diff"]:
+        paused = pause.artifact.value("Pause")
+        if binding["latest_diff"] != paused["latest_diff"]:
             self.add("HG410", entry, "bound to another diff revision than the pause", lines["Binding"])
+            return
+        if binding["latest_verification"] != paused["latest_verification"]:
+            self.add("HG410", entry, "bound to another verification fingerprint than the pause", lines["Binding"])
             return
         status = self.approval(entry, "repair_resume", art.sha256)
         if status is approvals_mod.Status.STALE:
@@ -277,7 +287,7 @@ class _Replay:
             self.state = State.AWAITING_AMENDMENT
             return
         self.amendment_sha = art.sha256
-        self.policy = Policy(v["Write Boundary"], v["Verification Strategy"], entry.path)
+        self.policy = Policy(v["Write Boundary"], v["Unmodeled Commands"], v["Verification Strategy"], entry.path)
         # An accepted amendment is a new policy: counters and breakers start over.
         self.repairs, self.budget, self.no_progress = 0, DEFAULT_BUDGET, 0
         self.prior_findings, self.pause_reason, self.last_review = set(), "", None

@@ -90,7 +90,7 @@ def write_text(report: Report, stream: TextIO, *, color: bool) -> None:
         stream.write(f"{paint('error', 'red')} {report.error.code}: {safe(report.error.message)}\n")
         if report.error.hint:
             stream.write(f"    hint: {safe(report.error.hint)}\n")
-    elif report.findings or report.command in ("lint", "check"):
+    elif report.data.get("active") is not False and (report.findings or report.command in ("lint", "check")):
         n = sum(f.blocks for f in report.findings)
         verdict = paint("blocked", "red") if n else paint("passed", "green")
         stream.write(f"harness-gate {report.command}: {verdict} ({n} blocking finding{'s' * (n != 1)})\n")

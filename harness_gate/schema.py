@@ -33,5 +33,6 @@ def errors(name: str, instance: Any) -> list[str]:
     out = []
     for err in sorted(validator.iter_errors(instance), key=lambda e: (list(e.absolute_path), e.message)):
         where = "/".join(str(p) for p in err.absolute_path) or "(root)"
-        out.append(f"{name}: {where}: {err.message}")
+        message = err.message if len(err.message) <= 200 else err.message[:197] + "..."
+        out.append(f"{name}: {where}: {message}")
     return out

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from harness_gate.artifacts.kinds import PLAN_GATE
+from harness_gate.artifacts.kinds import AMENDMENT_GATE, CHOICES, PLAN_GATE, REPAIR_PLAN_GATE, RESUME_GATE
 
 AUTO_REPAIR: dict[str, Any] = {
     "auto_repair": {
@@ -75,5 +75,122 @@ def plan(
             ("Auto Repair", json_block(AUTO_REPAIR)),
             ("Risks", "\n".join(f"- {r}" for r in risks) if risks else "None identified."),
             ("Approval", PLAN_GATE),
+        ],
+    )
+
+
+def amendment(
+    *,
+    plan_sha256: str,
+    amendment_sha256: str | None,
+    deltas: dict[str, dict[str, Any]],
+    objective: str,
+    acceptance: Sequence[str],
+    scope: str,
+    boundary: Sequence[str],
+    verification: dict[str, Any],
+    unmodeled: Sequence[str] = (),
+    risks: str = "None identified.",
+) -> str:
+    return render(
+        "Plan Amendment",
+        [
+            ("Binding", json_block({"binding": {"plan_sha256": plan_sha256, "amendment_sha256": amendment_sha256}})),
+            ("Deltas", json_block({"deltas": deltas})),
+            ("Objective", objective),
+            ("Acceptance Criteria", "\n".join(f"- {a}" for a in acceptance)),
+            ("Scope", scope),
+            ("Write Boundary", code_list(boundary)),
+            ("Unmodeled Commands", code_list(unmodeled)),
+            ("Verification Strategy", json_block({"verification_strategy": verification})),
+            ("Risks", risks),
+            ("Approval", AMENDMENT_GATE),
+        ],
+    )
+
+
+def review(
+    *,
+    binding: dict[str, Any],
+    identity: str,
+    scope: str,
+    findings: Sequence[dict[str, Any]],
+    verdict: str,
+) -> str:
+    return render(
+        "Clean-context Review",
+        [
+            ("Binding", json_block({"binding": binding})),
+            ("Reviewer", json_block({"reviewer": {"context": "clean", "access": "read-only", "identity": identity}})),
+            ("Scope Reviewed", scope),
+            ("Findings", json_block({"findings": list(findings)})),
+            ("Verdict", json_block({"verdict": verdict})),
+        ],
+    )
+
+
+def repair(
+    *,
+    binding: dict[str, Any],
+    finding_ids: Sequence[str],
+    changed: Sequence[str],
+    boundary: Sequence[str],
+    verification: dict[str, Any],
+    progress: dict[str, str],
+) -> str:
+    return render(
+        "Repair Record",
+        [
+            ("Binding", json_block({"binding": binding})),
+            ("Findings Addressed", json_block({"finding_ids": list(finding_ids)})),
+            ("Changed Files", code_list(changed)),
+            ("Write Boundary", code_list(boundary)),
+            ("Verification Strategy", json_block({"verification_strategy": verification})),
+            ("Progress", json_block({"progress": progress})),
+        ],
+    )
+
+
+def pause(*, binding: dict[str, Any], pause: dict[str, Any]) -> str:
+    return render(
+        "Pause Report",
+        [
+            ("Binding", json_block({"binding": binding})),
+            ("Pause", json_block({"pause": pause})),
+            ("Choices", "\n".join(f"- {c}" for c in CHOICES)),
+        ],
+    )
+
+
+def resume(*, binding: dict[str, Any], rounds: int) -> str:
+    return render(
+        "Repair Resume",
+        [
+            ("Binding", json_block({"binding": binding})),
+            ("Additional Budget", json_block({"additional_budget": {"rounds": rounds}})),
+            ("Approval", RESUME_GATE),
+        ],
+    )
+
+
+def completion(*, binding: dict[str, Any], summary: str, evidence: Sequence[dict[str, str]], outcome: str) -> str:
+    return render(
+        "Completion",
+        [
+            ("Binding", json_block({"binding": binding})),
+            ("Summary", summary),
+            ("Evidence", json_block({"evidence": list(evidence)})),
+            ("Outcome", json_block({"outcome": outcome})),
+        ],
+    )
+
+
+def repair_plan(*, context: dict[str, Any], scope: Sequence[str]) -> str:
+    return render(
+        "Repair Plan",
+        [
+            ("Repair Context", json_block({"repair_context": context})),
+            ("Repair Scope", code_list(scope)),
+            ("Approval", REPAIR_PLAN_GATE),
         ],
     )

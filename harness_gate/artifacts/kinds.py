@@ -80,6 +80,7 @@ AMENDMENT = KindSpec(
         SectionSpec("Acceptance Criteria", P),
         SectionSpec("Scope", P),
         SectionSpec("Write Boundary", Content.BOUNDARY),
+        SectionSpec("Unmodeled Commands", Content.COMMANDS),
         _json("Verification Strategy", "verification_strategy", "verification_strategy"),
         SectionSpec("Risks", P),
         SectionSpec("Approval", Content.GATE),

@@ -25,6 +25,7 @@ class Section:
     title: str
     line: int  # 1-based line of the heading
     tokens: tuple[Token, ...]
+    source: tuple[str, ...]  # every line of the document, for exact-line checks
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ def parse(path: str, text: str) -> tuple[Document | None, list[Finding]]:
         return None, [finding("HG502", path, "top-level JSON artifacts are not supported", line=1)]
     tokens: list[Token] = _parser().parse(text)
     lines = text.split("\n")
+    source = tuple(lines)
     findings: list[Finding] = []
     headings = [
         i for i, tok in enumerate(tokens) if tok.type == "heading_open" and tok.level == 0 and tok.tag in ("h1", "h2")
@@ -88,6 +90,7 @@ def parse(path: str, text: str) -> tuple[Document | None, list[Finding]]:
                     line=_line(tok),
                 )
             )
+    findings.extend(_unrendered(path, tokens, lines))
     if findings:
         return None, findings
     h1s = [i for i in headings if tokens[i].tag == "h1"]
@@ -123,8 +126,24 @@ def parse(path: str, text: str) -> tuple[Document | None, list[Finding]]:
         end = h2s[n + 1] if n + 1 < len(h2s) else len(tokens)
         # A second H1 ends no section: it is already a finding of its own.
         body = tuple(t for t in tokens[i + 3 : end] if not (t.level == 0 and t.tag == "h1"))
-        sections.append(Section(name, line, body))
+        sections.append(Section(name, line, body, source))
     return Document(path, text, title, 1, tuple(sections)), findings
+
+
+def _unrendered(path: str, tokens: list[Token], lines: list[str]) -> list[Finding]:
+    """Text that renders as nothing (link reference definitions) is hidden from review.
+
+    Every non-blank line must belong to a top-level block; otherwise it could carry
+    words a reviewer never sees in the rendered artifact.
+    """
+    covered: set[int] = set()
+    for tok in tokens:
+        if tok.level == 0 and tok.map:
+            covered.update(range(tok.map[0], tok.map[1]))
+    for i, text in enumerate(lines):
+        if text.strip() and i not in covered:
+            return [finding("HG514", path, "this line renders as nothing (a link reference definition?)", line=i + 1)]
+    return []
 
 
 def _line(tok: Token) -> int:
@@ -147,6 +166,15 @@ def json_fences(section: Section) -> list[Token]:
     return [t for t in section.tokens if t.type == "fence" and t.level == 0 and t.info.strip() == "json"]
 
 
+def fence_closed(section: Section, fence: Token) -> bool:
+    """markdown-it lets an unclosed fence run to the end of the document; we do not."""
+    if not fence.map:
+        return False
+    start, end = fence.map
+    last = section.source[end - 1].strip() if end - 1 < len(section.source) else ""
+    return end - start >= 2 and last.startswith(fence.markup) and set(last) == {fence.markup[0]}
+
+
 def paragraphs(section: Section) -> list[tuple[str, int]]:
     out = []
     toks = section.tokens
@@ -154,6 +182,15 @@ def paragraphs(section: Section) -> list[tuple[str, int]]:
         if t.type == "paragraph_open" and t.level == 0:
             out.append((toks[i + 1].content, _line(t)))
     return out
+
+
+def exact_line(section: Section, text: str) -> bool:
+    """True when the section is exactly one paragraph of one source line equal to `text`."""
+    blocks = top_blocks(section)
+    if len(blocks) != 1 or blocks[0].type != "paragraph_open" or not blocks[0].map:
+        return False
+    start, end = blocks[0].map
+    return end - start == 1 and section.source[start] == text
 
 
 @dataclass(frozen=True)
@@ -169,10 +206,12 @@ def list_items(section: Section) -> list[ListItem]:
     toks = section.tokens
     for i, t in enumerate(toks):
         if t.type == "list_item_open" and t.level == 1:
-            inline = toks[i + 2] if i + 2 < len(toks) and toks[i + 1].type == "paragraph_open" else None
-            if inline is None or inline.type != "inline":
+            # An item is exactly one paragraph: nested lists or further blocks are rejected.
+            shape = [x.type for x in toks[i + 1 : i + 5]]
+            if shape != ["paragraph_open", "inline", "paragraph_close", "list_item_close"]:
                 out.append(ListItem(_line(t), None, ""))
                 continue
+            inline = toks[i + 2]
             children = inline.children or []
             code = children[0].content if len(children) == 1 and children[0].type == "code_inline" else None
             out.append(ListItem(_line(t), code, inline.content))
@@ -180,4 +219,5 @@ def list_items(section: Section) -> list[ListItem]:
 
 
 def is_blank(section: Section) -> bool:
-    return not top_blocks(section)
+    # An HTML block (a comment, say) renders as nothing a reviewer reads.
+    return all(t.type == "html_block" for t in top_blocks(section))

@@ -127,7 +127,7 @@ def _read_section(
     if c is Content.CHOICES:
         items = markdown.list_items(section)
         blocks = markdown.top_blocks(section)
-        if [i.text for i in items] != list(CHOICES) or len(blocks) != 1:
+        if [i.text for i in items] != list(CHOICES) or len(blocks) != 1 or blocks[0].type != "bullet_list_open":
             want = ", ".join(CHOICES)
             return (), [
                 finding("HG514", path, f"`## {spec.title}` must be exactly the list: {want}", line=section.line)
@@ -143,18 +143,13 @@ def _prose(section: markdown.Section) -> list[str]:
 
 def _read_json(path: str, spec: SectionSpec, section: markdown.Section) -> tuple[Any, list[Finding]]:
     fences = markdown.json_fences(section)
-    if len(fences) != 1:
-        what = "no" if not fences else f"{len(fences)}"
-        return None, [
-            finding(
-                "HG514",
-                path,
-                f"`## {spec.title}` needs exactly one ```json block, found {what}",
-                line=section.line,
-            )
-        ]
+    if len(fences) != 1 or len(markdown.top_blocks(section)) != 1:
+        message = f"`## {spec.title}` holds exactly one ```json block and nothing else"
+        return None, [finding("HG514", path, message, line=section.line)]
     fence = fences[0]
     line = (fence.map[0] + 1) if fence.map else section.line
+    if not markdown.fence_closed(section, fence):
+        return None, [finding("HG514", path, f"`## {spec.title}`: the ```json block is not closed", line=line)]
     try:
         obj = jsonstrict.loads_object(fence.content)
     except jsonstrict.StrictJSONError as exc:
@@ -167,9 +162,7 @@ def _read_json(path: str, spec: SectionSpec, section: markdown.Section) -> tuple
 
 
 def _read_gate(path: str, gate: str, spec: SectionSpec, section: markdown.Section) -> tuple[Any, list[Finding]]:
-    paras = markdown.paragraphs(section)
-    blocks = markdown.top_blocks(section)
-    if len(blocks) != 1 or len(paras) != 1 or paras[0][0] != gate:
+    if not markdown.exact_line(section, gate):
         return None, [
             finding(
                 "HG513",
@@ -216,6 +209,14 @@ def _read_code_list(
                 boundary.validate(item.code, artifacts_dir)
             except boundary.PatternError as exc:
                 problems.append(finding("HG205", path, f"`{item.code}`: {exc}", line=item.line))
+                continue
+        elif spec.content is Content.PATHS:
+            try:
+                boundary.validate(item.code, artifacts_dir)
+                if boundary.has_wildcard(item.code) or item.code.endswith("/"):
+                    raise boundary.PatternError("a changed file is one exact path, without wildcards")
+            except boundary.PatternError as exc:
+                problems.append(finding("HG514", path, f"`{item.code}`: {exc}", line=item.line))
                 continue
         elif not item.code.strip() or _CONTROL.search(item.code):
             problems.append(

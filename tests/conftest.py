@@ -1,0 +1,43 @@
+"""Real git repositories in tmp dirs, with a pinned, isolated git environment."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Repo
+
+
+@pytest.fixture(autouse=True)
+def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No global or system git config, an empty template dir, a pinned identity and clock."""
+    home = tmp_path_factory.mktemp("home")
+    template = tmp_path_factory.mktemp("template")
+    for name in list(os.environ):
+        if name.startswith(("GIT_", "PRE_COMMIT")) or name in ("NO_COLOR", "GITHUB_ACTIONS"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / "gitconfig"))
+    monkeypatch.setenv("GIT_TEMPLATE_DIR", str(template))
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Ada Author")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "ada@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Ada Author")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "ada@example.com")
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+    (home / "gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Repo]:
+    path = tmp_path / "repo"
+    path.mkdir()
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    monkeypatch.chdir(path)
+    yield Repo(path)

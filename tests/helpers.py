@@ -1,0 +1,116 @@
+"""Test helpers: a real repository driven through git and the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from harness_gate import templates
+from harness_gate.cli import cli
+
+COMMANDS = [{"id": "tests", "command": "python -c pass", "timeout_seconds": 60}]
+VERIFICATION: dict[str, Any] = {"kind": "tdd", "required_commands": COMMANDS}
+TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+TREE2 = "1111111111111111111111111111111111111111"
+V1 = "a" * 64
+V2 = "b" * 64
+
+
+@dataclass(frozen=True)
+class Repo:
+    path: Path
+
+    def git(self, *args: str, input: bytes | None = None) -> bytes:
+        return subprocess.run(["git", *args], cwd=self.path, input=input, capture_output=True, check=True).stdout
+
+    def write(self, rel: str, data: str | bytes) -> Path:
+        p = self.path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data.encode() if isinstance(data, str) else data)
+        return p
+
+    def read(self, rel: str) -> bytes:
+        return (self.path / rel).read_bytes()
+
+    def cli(self, *args: str, input: str | bytes | None = None) -> Result:
+        return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+    def run(
+        self, *args: str, input: bytes | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        """The CLI as a real subprocess (`python -m harness_gate`)."""
+        return subprocess.run(
+            [sys.executable, "-m", "harness_gate", *args],
+            cwd=self.path,
+            input=input,
+            capture_output=True,
+            env={**os.environ, **(env or {})},
+            check=False,
+        )
+
+    def new_plan(self, plan_id: str = "p1", boundary: tuple[str, ...] = ("src/**",)) -> str:
+        args = ["plan", "new", plan_id, "--objective", "Do it", "--verify", "tests=python -c pass"]
+        for b in boundary:
+            args += ["--boundary", b]
+        res = self.cli(*args)
+        assert res.exit_code == 0, res.output
+        return f"harness/plans/{plan_id}"
+
+    def approve(self, artifact: str | None = None, plan: str | None = None) -> Result:
+        args = ["approve"] + (["--plan", plan] if plan else []) + ([artifact] if artifact else [])
+        res = self.cli(*args, input="y\n")
+        assert res.exit_code == 0, res.output
+        return res
+
+
+def plan_sha(repo: Repo, folder: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(repo.read(f"{folder}/plan.md")).hexdigest()
+
+
+def sha(repo: Repo, rel: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(repo.read(rel)).hexdigest()
+
+
+def review_md(plan_sha256: str, verdict: str, finding_ids: tuple[str, ...] = (), amendment: str | None = None) -> str:
+    return templates.review(
+        binding={"plan_sha256": plan_sha256, "amendment_sha256": amendment, "tree": TREE, "evidence": []},
+        identity="reviewer-1",
+        scope="The whole diff.",
+        findings=[{"id": i, "severity": "major", "path": "src/a.py", "summary": "bug"} for i in finding_ids],
+        verdict=verdict,
+    )
+
+
+def repair_md(
+    plan_sha256: str,
+    review: str,
+    round_: int,
+    *,
+    boundary: tuple[str, ...] = ("src/**",),
+    verification: dict[str, Any] | None = None,
+    progress: bool = True,
+    amendment: str | None = None,
+) -> str:
+    return templates.repair(
+        binding={"plan_sha256": plan_sha256, "amendment_sha256": amendment, "review": review, "round": round_},
+        finding_ids=["F1"],
+        changed=["src/a.py"],
+        boundary=boundary,
+        verification=verification or VERIFICATION,
+        progress={
+            "diff_before": TREE,
+            "diff_after": TREE2 if progress else TREE,
+            "verification_before": V1,
+            "verification_after": V2 if progress else V1,
+        },
+    )

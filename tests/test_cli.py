@@ -1,0 +1,265 @@
+"""The CLI end to end: CliRunner and real subprocesses in real repositories."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness_gate import __version__
+from tests.helpers import Repo
+
+
+def test_version_as_module_and_console_script(repo: Repo) -> None:
+    res = repo.run("--version")
+    assert res.returncode == 0
+    assert __version__ in res.stdout.decode()
+    script = shutil.which("harness-gate", path=str(Path(sys.executable).parent))
+    assert script is not None, "the console script is installed next to the interpreter"
+    out = subprocess.run([script, "--version"], capture_output=True, check=True).stdout.decode()
+    assert __version__ in out
+
+
+def test_inactive_repository_passes_with_one_line(repo: Repo) -> None:
+    for args in (["lint"], ["status"]):
+        res = repo.run(*args)
+        assert res.returncode == 0
+        assert res.stdout.decode().strip().splitlines() == [
+            "harness-gate: inactive (no artifacts root and no configuration); nothing to check"
+        ]
+
+
+def test_outside_a_git_repository_is_an_error(tmp_path: Path) -> None:
+    res = subprocess.run([sys.executable, "-m", "harness_gate", "lint"], cwd=tmp_path, capture_output=True, check=False)
+    assert res.returncode == 2
+    assert b"HG901" in res.stdout
+    assert b"Traceback" not in res.stdout + res.stderr
+
+
+def test_init_scaffolds_and_is_idempotent(repo: Repo) -> None:
+    res = repo.cli("init")
+    assert res.exit_code == 0, res.output
+    assert (repo.path / ".harness-gate.toml").is_file()
+    assert (repo.path / "harness/plans/.gitkeep").is_file()
+    attrs = repo.read(".gitattributes").decode()
+    assert "harness/plans/*/approvals.jsonl merge=union" in attrs
+    assert "harness/plans/*/evidence.jsonl merge=union" in attrs
+    assert (repo.path / ".pre-commit-config.yaml").is_file()
+    before = {p: p.read_bytes() for p in repo.path.rglob("*") if p.is_file() and ".git" not in p.parts}
+    assert repo.cli("init").exit_code == 0
+    after = {p: p.read_bytes() for p in repo.path.rglob("*") if p.is_file() and ".git" not in p.parts}
+    assert before == after
+    assert repo.cli("lint").exit_code == 0
+    # git sees the union merge driver for the logs
+    out = repo.git("check-attr", "merge", "--", "harness/plans/x/approvals.jsonl").decode()
+    assert out.strip().endswith("merge: union")
+
+
+def test_plan_new_writes_a_valid_active_plan(repo: Repo) -> None:
+    res = repo.cli(
+        "plan",
+        "new",
+        "fix-login",
+        "--objective",
+        "Fix the login bug",
+        "--boundary",
+        "src/auth/**",
+        "--boundary",
+        "tests/test_auth.py",
+        "--verify",
+        "tests=pytest -q tests/test_auth.py",
+        "--timeout",
+        "120",
+        "--kind",
+        "regression_first",
+        "--acceptance",
+        "login works",
+        "--risk",
+        "session handling",
+    )
+    assert res.exit_code == 0, res.output
+    assert repo.read("harness/active") == b"fix-login\n"
+    text = repo.read("harness/plans/fix-login/plan.md").decode()
+    assert text.startswith("# Plan\n")
+    assert text.endswith("## Approval\n\nProceed with this Plan? [y/N]\n")
+    assert '"timeout_seconds": 120' in text
+    assert repo.cli("lint", "harness/plans/fix-login/plan.md").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["--boundary", "../etc"], "HG205"),
+        (["--boundary", "**"], "HG205"),
+        (["--boundary", "harness/**"], "HG205"),
+        (["--boundary", ".git/hooks"], "HG205"),
+    ],
+)
+def test_plan_new_refuses_invalid_boundaries(repo: Repo, args: list[str], code: str) -> None:
+    res = repo.cli("plan", "new", "p", "--objective", "x", "--verify", "t=true", *args)
+    assert res.exit_code == 1
+    assert code in res.output
+    assert not (repo.path / "harness/plans/p").exists()
+    assert not (repo.path / "harness/active").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["plan", "new", "Bad_Id", "--objective", "x", "--verify", "t=true"],
+        ["plan", "new", "p", "--objective", "x"],
+        ["plan", "new", "p", "--objective", "x", "--verify", "no-equals-sign"],
+    ],
+)
+def test_plan_new_usage_errors_exit_2(repo: Repo, args: list[str]) -> None:
+    res = repo.cli(*args)
+    assert res.exit_code == 2, res.output
+    assert "HG904" in res.output
+
+
+def test_plan_new_never_overwrites(repo: Repo) -> None:
+    folder = repo.new_plan()
+    before = repo.read(f"{folder}/plan.md")
+    res = repo.cli("plan", "new", "p1", "--objective", "other", "--verify", "t=true")
+    assert res.exit_code == 2
+    assert repo.read(f"{folder}/plan.md") == before
+
+
+def test_status_text_and_json(repo: Repo) -> None:
+    repo.new_plan()
+    text = repo.cli("status")
+    assert text.exit_code == 0
+    assert "state:      planning" in text.output
+    assert "not staged:" in text.output
+    repo.git("add", "-A")
+    assert "not staged:" not in repo.cli("status").output
+    doc = json.loads(repo.cli("status", "--json").output)
+    assert doc["schema"] == "harness-gate.report/v1"
+    assert doc["command"] == "status"
+    assert doc["data"]["plan"] == "p1"
+    assert doc["data"]["state"] == "planning"
+
+
+def test_lint_json_report_shape(repo: Repo) -> None:
+    folder = repo.new_plan()
+    p = repo.path / folder / "plan.md"
+    p.write_bytes(p.read_bytes().replace(b"## Scope\n", b"## Scope\n\n# Second\n"))
+    res = repo.cli("lint", "--format", "json")
+    assert res.exit_code == 1
+    doc = json.loads(res.output)
+    assert doc["result"] == "blocked"
+    assert doc["exit_code"] == 1
+    assert set(doc) == {"schema", "command", "result", "exit_code", "findings", "data"}
+    assert doc["findings"][0] == {
+        "code": "HG506",
+        "severity": "error",
+        "path": f"{folder}/plan.md",
+        "line": 13,
+        "message": "second H1 `# Second`",
+        "hint": "An artifact has exactly one H1, on its first line.",
+    }
+
+
+def test_text_report_colour_follows_tty_and_no_color(repo: Repo) -> None:
+    folder = repo.new_plan()
+    (repo.path / folder / "plan.md").write_bytes(b"# Nope\n")
+    res = repo.run("lint", env={"NO_COLOR": "1"})
+    assert res.returncode == 1
+    assert b"\x1b[" not in res.stdout
+    assert b"HG501" in res.stdout
+
+
+def test_rewritten_approval_line_is_caught(repo: Repo) -> None:
+    folder = repo.new_plan()
+    repo.approve()
+    log = repo.path / folder / "approvals.jsonl"
+    log.write_bytes(log.read_bytes().replace(b'"approver":"Ada', b'"approver": "Ada'))
+    res = repo.cli("lint")
+    assert res.exit_code == 1
+    assert "HG204" in res.output
+    assert f"{folder}/approvals.jsonl:1" in res.output
+
+
+def test_approval_of_another_hash_is_stale(repo: Repo) -> None:
+    folder = repo.new_plan()
+    repo.approve()
+    log = repo.path / folder / "approvals.jsonl"
+    rec = json.loads(log.read_bytes())
+    rec["sha256"] = "0" * 64
+    log.write_bytes(json.dumps(rec, separators=(",", ":")).encode() + b"\n")
+    res = repo.cli("lint")
+    assert res.exit_code == 1
+    assert "HG203" in res.output
+
+
+def test_bad_config_is_exit_2(repo: Repo) -> None:
+    repo.write(".harness-gate.toml", "artifacts_dirr = 'x'\n")
+    res = repo.run("lint")
+    assert res.returncode == 2
+    assert b"HG902" in res.stdout
+    repo.write(".harness-gate.toml", "artifacts_dir = [\n")
+    assert repo.run("status").returncode == 2
+
+
+def test_config_in_pyproject_and_custom_root(repo: Repo) -> None:
+    repo.write("pyproject.toml", "[tool.harness-gate]\nartifacts_dir = 'gate'\n")
+    repo.new_plan()
+    assert (repo.path / "gate/plans/p1/plan.md").is_file()
+    assert repo.cli("lint").exit_code == 0
+    repo.write(".harness-gate.toml", "artifacts_dir = 'gate'\n")
+    res = repo.cli("lint")
+    assert res.exit_code == 2
+    assert "both" in res.output
+
+
+def test_unknown_files_under_the_root(repo: Repo) -> None:
+    repo.new_plan()
+    repo.write("harness/notes.txt", "hello")
+    repo.write("harness/plans/p1/scratch.md", "# Plan\n")
+    res = repo.cli("lint", "--format", "json")
+    codes = {(f["code"], f["path"]) for f in json.loads(res.output)["findings"]}
+    assert codes == {("HG516", "harness/notes.txt"), ("HG516", "harness/plans/p1/scratch.md")}
+
+
+def test_active_names_a_missing_plan(repo: Repo) -> None:
+    repo.new_plan()
+    repo.write("harness/active", "ghost\n")
+    res = repo.cli("lint")
+    assert res.exit_code == 1
+    assert "HG201" in res.output
+
+
+def test_lint_files_outside_the_root_parse_standalone(repo: Repo, tmp_path: Path) -> None:
+    good = repo.new_plan() + "/plan.md"
+    shutil.copy(repo.path / good, repo.path / "copy.md")
+    assert repo.cli("lint", "copy.md").exit_code == 0
+    repo.write("bad.md", "# Completion Report\n\nDone.\n")
+    res = repo.cli("lint", "bad.md", "copy.md")
+    assert res.exit_code == 1
+    assert "bad.md:1: HG502" in res.output
+
+
+def test_internal_error_fails_closed_without_traceback(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo.new_plan()
+
+    def boom(*_: object) -> None:
+        raise RuntimeError("rule crashed")
+
+    monkeypatch.setattr("harness_gate.lifecycle.replay", boom)
+    res = repo.cli("lint")
+    assert res.exit_code == 2
+    assert "HG999" in res.output
+    assert "rule crashed" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_symlink_under_the_root_is_reported(repo: Repo) -> None:
+    repo.new_plan()
+    (repo.path / "harness/plans/p1/evil.md").symlink_to("/etc/passwd")
+    res = repo.cli("lint")
+    assert res.exit_code == 1
+    assert "HG516" in res.output
