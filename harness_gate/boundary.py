@@ -19,8 +19,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from harness_gate.jsonstrict import UNSAFE_CHARS
+
 WILDCARDS = frozenset(b"*?[")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # Paths no sane boundary covers all of at once: a boundary that matches them
 # all matches everything, which is not a boundary.
 _UNIVERSE_PROBES = (b"zq9x.k", b"zq9x/yw8v/ut7s.k", b".zq9x/r", b"zq9x/.yw8v/ut7s")
@@ -40,8 +41,8 @@ def validate(pattern: str, artifacts_dir: str) -> None:
         raise PatternError("empty pattern")
     if len(pattern) > 4096:
         raise PatternError("pattern longer than 4096 characters")
-    if _CONTROL.search(pattern):
-        raise PatternError("control characters are not allowed")
+    if UNSAFE_CHARS.search(pattern):
+        raise PatternError("control or bidirectional-override characters are not allowed")
     if pattern != pattern.strip():
         raise PatternError("leading or trailing spaces are not allowed")
     if "\\" in pattern:

@@ -7,10 +7,12 @@ class HarnessGateError(Exception):
     """A usage, configuration, environment or git error: the command cannot decide."""
 
     def __init__(self, code: str, message: str, hint: str = "") -> None:
+        from harness_gate.findings import RULES  # noqa: PLC0415  (keeps this module import-light)
+
         super().__init__(message)
         self.code = code
         self.message = message
-        self.hint = hint
+        self.hint = hint or (RULES[code].hint if code in RULES else "")
 
 
 class GitError(HarnessGateError):

@@ -10,8 +10,9 @@ import json
 import re
 from typing import Any
 
-# C0/C1 controls (terminal escapes among them) and lone surrogates (unencodable).
-_BAD_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# C0/C1 controls (terminal escapes among them), bidirectional overrides (text that
+# reads differently than it is stored) and lone surrogates (unencodable).
+UNSAFE_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 class StrictJSONError(ValueError):
@@ -44,8 +45,10 @@ def _check_strings(value: Any) -> None:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if _BAD_CHARS.search(item):
-                raise StrictJSONError("a string holds a control character or a lone surrogate")
+            if UNSAFE_CHARS.search(item):
+                raise StrictJSONError(
+                    "a string holds a control or bidirectional-override character, or a lone surrogate"
+                )
         elif isinstance(item, dict):
             stack.extend(item.keys())
             stack.extend(item.values())
@@ -63,6 +66,8 @@ def loads(text: str) -> Any:
         raise StrictJSONError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise StrictJSONError("nesting too deep") from None
+    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+        raise StrictJSONError(str(exc)[:120]) from None
     _check_strings(value)
     return value
 

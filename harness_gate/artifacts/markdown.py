@@ -72,7 +72,8 @@ def parse(path: str, text: str) -> tuple[Document | None, list[Finding]]:
     stripped = text.lstrip()
     if stripped[:1] in ("{", "["):
         return None, [finding("HG502", path, "top-level JSON artifacts are not supported", line=1)]
-    tokens: list[Token] = _parser().parse(text)
+    env: dict[str, Any] = {}
+    tokens: list[Token] = _parser().parse(text, env)
     lines = text.split("\n")
     source = tuple(lines)
     findings: list[Finding] = []
@@ -91,6 +92,10 @@ def parse(path: str, text: str) -> tuple[Document | None, list[Finding]]:
                 )
             )
     findings.extend(_unrendered(path, tokens, lines))
+    if not findings and env.get("references"):
+        # A link reference definition renders as nothing wherever it stands (inside a
+        # list item or a blockquote too): words a reviewer would never see.
+        findings.append(finding("HG514", path, "link reference definitions are not allowed (they render as nothing)"))
     if findings:
         return None, findings
     h1s = [i for i in headings if tokens[i].tag == "h1"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -12,8 +11,6 @@ from harness_gate import boundary, jsonstrict, schema
 from harness_gate.artifacts import markdown
 from harness_gate.artifacts.kinds import CHOICES, KINDS, Content, KindSpec, SectionSpec
 from harness_gate.findings import Finding, finding
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -218,7 +215,7 @@ def _read_code_list(
             except boundary.PatternError as exc:
                 problems.append(finding("HG514", path, f"`{item.code}`: {exc}", line=item.line))
                 continue
-        elif not item.code.strip() or _CONTROL.search(item.code):
+        elif not item.code.strip() or jsonstrict.UNSAFE_CHARS.search(item.code):
             problems.append(
                 finding("HG514", path, f"empty or control characters in `## {spec.title}` item", line=item.line)
             )
