@@ -184,6 +184,52 @@ def status(plan_id: str | None, as_json: bool, fmt: str) -> None:
 
 
 @cli.command()
+@click.option("--stage", type=click.Choice(["pre-commit", "pre-push", "ci"]), help="Which hook or job runs the check.")
+@click.option("--staged", is_flag=True, help="Check the index against HEAD (pre-commit).")
+@click.option("--range", "range_", metavar="A..B", help="Check every commit in A..B on its own (pre-push).")
+@click.option("--base", metavar="REF", help="Check every commit of HEAD (or --head) not in REF (CI).")
+@click.option("--head", metavar="REF", help="The head commit with --base (default HEAD).")
+@click.option("--plan", "plan_id", help="Judge against this plan instead of the active one.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Read the configuration from FILE.")
+@format_option
+def check(
+    stage: str | None,
+    staged: bool,
+    range_: str | None,
+    base: str | None,
+    head: str | None,
+    plan_id: str | None,
+    config_file: str | None,
+    fmt: str,
+) -> None:
+    """Block changes outside the approved write boundary. Exit 0 allowed, 1 blocked, 2 error."""
+    from harness_gate import check as check_mod  # noqa: PLC0415
+
+    _run(
+        "check",
+        fmt,
+        lambda: check_mod.run_check(
+            Path.cwd(),
+            stage=stage,
+            mode=check_mod.infer_mode(stage, staged, range_, base, head),
+            plan_id=plan_id,
+            config_file=config_file,
+        ),
+    )
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--plan", "plan_id", help="Explain against this plan instead of the active one.")
+@format_option
+def explain(paths: Sequence[str], plan_id: str | None, fmt: str) -> None:
+    """Say whether each PATH may be written, and by which pattern or rule."""
+    from harness_gate import check as check_mod  # noqa: PLC0415
+
+    _run("explain", fmt, lambda: check_mod.run_explain(Path.cwd(), paths, plan_id))
+
+
+@cli.command()
 def demo() -> None:
     """Walk the lifecycle in a throwaway repository, printing each command."""
     from harness_gate import demo as demo_mod  # noqa: PLC0415

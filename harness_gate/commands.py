@@ -156,16 +156,35 @@ CONFIG_TEMPLATE = """\
 artifacts_dir = "harness"
 """
 PRE_COMMIT_SNIPPET = """\
-# harness-gate hooks (docs/hooks.md); needs harness-gate installed (pip install harness-gate)
+# harness-gate hooks (docs/hooks.md); they need harness-gate installed (pip install harness-gate).
+# Install both hook types: pre-commit install --hook-type pre-commit --hook-type pre-push
+default_install_hook_types: [pre-commit, pre-push]
 repos:
   - repo: local
     hooks:
+      - id: harness-gate
+        name: harness-gate (write boundary)
+        entry: harness-gate check --stage pre-commit --staged
+        language: system
+        pass_filenames: false
+        always_run: true
+        require_serial: true
+        stages: [pre-commit, pre-merge-commit]
+      - id: harness-gate-push
+        name: harness-gate (pushed commits)
+        entry: harness-gate check --stage pre-push
+        language: system
+        pass_filenames: false
+        always_run: true
+        require_serial: true
+        stages: [pre-push]
       - id: harness-gate-lint
         name: harness-gate lint (artifacts)
         entry: harness-gate lint
         language: system
         files: ^harness/
         require_serial: true
+        stages: [pre-commit, pre-merge-commit]
 """
 
 

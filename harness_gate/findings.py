@@ -43,6 +43,25 @@ def _rules(*rules: Rule) -> dict[str, Rule]:
 # The catalogue is the single place where codes are defined; docs/rules.md is
 # checked against it by the test-suite so the two cannot drift apart.
 RULES: dict[str, Rule] = _rules(
+    # HG1xx: the write boundary
+    Rule("HG101", "path outside the write boundary", "Keep the change inside the plan's boundary, or amend the plan."),
+    Rule(
+        "HG102",
+        "protected path not listed exactly",
+        "List this exact path (no wildcard) in the Write Boundary, or leave it alone.",
+    ),
+    Rule("HG103", "control characters in a path", "Rename the file: control characters are never allowed."),
+    Rule(
+        "HG104",
+        "symbolic link escapes the repository",
+        "Symlinks may not be absolute, leave the repository or point into .git.",
+    ),
+    Rule("HG105", "new submodule not named in the boundary", "List the submodule's exact path in the Write Boundary."),
+    Rule(
+        "HG106",
+        "case variant of a protected path",
+        "Use the path's exact spelling: case variants collide on case-insensitive file systems.",
+    ),
     # HG2xx: plans and approvals
     Rule("HG201", "no active plan", "Create one with `harness-gate plan new ID ...`, or fix `harness/active`."),
     Rule("HG202", "plan not approved", "Run `harness-gate approve` and answer exactly `y`."),
@@ -54,6 +73,21 @@ RULES: dict[str, Rule] = _rules(
     Rule("HG206", "invalid plan id", "Plan ids match [a-z0-9][a-z0-9._-]{0,63}."),
     Rule("HG207", "invalid verification policy", "Each required command needs a unique id, a command and a timeout."),
     Rule("HG208", "approval refused", "Only the exact answer `y` approves."),
+    Rule(
+        "HG209",
+        "plan grants no write authority",
+        "A completed, cancelled or paused plan grants nothing: start a new plan or resume.",
+    ),
+    Rule(
+        "HG210",
+        "approved artifact modified",
+        "Approved artifacts never change: write a Plan Amendment (or a new plan) instead.",
+    ),
+    Rule(
+        "HG211",
+        "append-only log rewritten",
+        "approvals.jsonl and evidence.jsonl only grow: restore the removed or changed lines.",
+    ),
     # HG4xx: review and lifecycle
     Rule("HG401", "illegal lifecycle sequence", "See docs/lifecycle.md for the allowed order of artifacts."),
     Rule("HG402", "repair budget exhausted", "Write a Pause Report, then an approved Repair Resume."),
@@ -115,6 +149,11 @@ RULES: dict[str, Rule] = _rules(
     Rule("HG902", "invalid configuration", "See docs/config.md."),
     Rule("HG903", "git failed", "Run the git command shown to see why."),
     Rule("HG904", "usage error", "See `harness-gate --help`."),
+    Rule(
+        "HG905",
+        "not enough history",
+        "Fetch the full history: `git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout.",
+    ),
     Rule("HG999", "internal error", "This is a bug in harness-gate; the gate failed closed."),
 )
 

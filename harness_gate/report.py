@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from harness_gate.errors import HarnessGateError
-from harness_gate.findings import Finding, Severity
+from harness_gate.findings import RULES, Finding, Severity
 
 REPORT_SCHEMA = "harness-gate.report/v1"
 
@@ -21,21 +21,33 @@ class Report:
     data: Mapping[str, Any] = field(default_factory=dict)
     error: HarnessGateError | None = None
     lines: tuple[str, ...] = ()  # human-readable lines shown before findings (text only)
+    exit_override: int | None = None  # for commands whose verdict is not a finding (explain)
 
     @property
     def exit_code(self) -> int:
         if self.error is not None:
             return 2
-        return 1 if any(f.blocks for f in self.findings) else 0
+        if any(f.blocks for f in self.findings):
+            return 1
+        return self.exit_override or 0
 
     @property
     def result(self) -> str:
         return {0: "pass", 1: "blocked", 2: "error"}[self.exit_code]
 
 
+# The order a fixer works in: paths that can never pass, then missing authority, then
+# the boundary itself, then the artifacts; HG9xx last.
+_FAMILY_ORDER = {"HG1": 2, "HG2": 1, "HG3": 3, "HG4": 4, "HG5": 5, "HG6": 6, "HG9": 9}
+_ALWAYS = frozenset({"HG103", "HG104", "HG105", "HG106"})
+
+
+def _priority(f: Finding) -> tuple[int, int]:
+    return (f.severity is not Severity.ERROR, 0 if f.code in _ALWAYS else _FAMILY_ORDER.get(f.code[:3], 8))
+
+
 def _sorted(findings: tuple[Finding, ...]) -> list[Finding]:
-    # Errors before warnings, then by file and line: the order a fixer works in.
-    return sorted(findings, key=lambda f: (f.severity is not Severity.ERROR, f.path, f.line or 0, f.code))
+    return sorted(findings, key=lambda f: (*_priority(f), f.code, f.path, f.line or 0))
 
 
 def to_json(report: Report) -> dict[str, Any]:
@@ -81,11 +93,18 @@ def use_color(stream: TextIO) -> bool:
 def write_text(report: Report, stream: TextIO, *, color: bool) -> None:
     paint = _color(color)
     for line in report.lines:
-        stream.write(line + "\n")
+        stream.write(safe(line, keep_newlines=True) + "\n")
+    group = ""
     for f in _sorted(report.findings):
+        if f.code != group:
+            group = f.code
+            count = sum(1 for g in report.findings if g.code == f.code)
+            title = RULES[f.code].title if f.code in RULES else ""
+            stream.write(paint(f"{f.code} {title} ({count})", "bold") + "\n")
+            stream.write(f"    hint: {safe(f.hint)}\n")
         where = f"{f.path}:{f.line}" if f.line else f.path
         tag = paint(f.code, "red" if f.blocks else "yellow")
-        stream.write(f"{safe(where)}: {tag} {safe(f.message)}\n    hint: {safe(f.hint)}\n")
+        stream.write(f"  {safe(where)}: {tag} {safe(f.message)}\n")
     if report.error is not None:
         stream.write(f"{paint('error', 'red')} {report.error.code}: {safe(report.error.message)}\n")
         if report.error.hint:
@@ -96,9 +115,11 @@ def write_text(report: Report, stream: TextIO, *, color: bool) -> None:
         stream.write(f"harness-gate {report.command}: {verdict} ({n} blocking finding{'s' * (n != 1)})\n")
 
 
-def safe(text: str) -> str:
+def safe(text: str, *, keep_newlines: bool = False) -> str:
     """Make control characters in names visible instead of letting them act on the terminal."""
-    return "".join(ch if ch.isprintable() or ch == " " else repr(ch)[1:-1] for ch in text)
+    return "".join(
+        ch if ch.isprintable() or ch == " " or (keep_newlines and ch == "\n") else repr(ch)[1:-1] for ch in text
+    )
 
 
 def write_json(report: Report, stream: TextIO) -> None:

@@ -65,18 +65,37 @@ def from_worktree(root: Path) -> Snapshot:
     return Snapshot("work tree", root, cfg, files, tuple(problems), _root_exists=base.exists())
 
 
-def from_index(root: Path) -> Snapshot:
-    return _from_entries(root, "index", lambda prefix: git.index_entries(root, prefix))
+def from_index(root: Path, config: config_mod.Config | None = None) -> Snapshot:
+    """The index git is about to commit (GIT_INDEX_FILE honoured)."""
+    return _from_entries(root, "index", lambda prefix: git.index_entries(root, prefix), config)
 
 
-def from_commit(root: Path, rev: str) -> Snapshot:
-    return _from_entries(root, f"commit {rev}", lambda prefix: git.tree_entries(root, rev, prefix))
+def from_commit(root: Path, rev: str, config: config_mod.Config | None = None) -> Snapshot:
+    return _from_entries(root, f"commit {rev}", lambda prefix: git.tree_entries(root, rev, prefix), config)
 
 
-def _from_entries(root: Path, label: str, lister: Callable[[str], list[git.Blob]]) -> Snapshot:
+def empty(root: Path, config: config_mod.Config) -> Snapshot:
+    """The state before the first commit."""
+    return Snapshot("empty tree", root, config, {})
+
+
+def read_config(root: Path, rev: str | None) -> config_mod.Config:
+    """The configuration as commit `rev` holds it (the index when rev is None)."""
+    lister = (lambda p: git.tree_entries(root, rev, p)) if rev else (lambda p: git.index_entries(root, p))
+    return _config_from(root, lister)
+
+
+def _config_from(root: Path, lister: Callable[[str], list[git.Blob]]) -> config_mod.Config:
     top = [b for name in CONFIG_PATHS for b in lister(name) if b.path == name and b.mode.startswith("100")]
     blobs = git.read_blobs(root, [b.oid for b in top])
-    cfg = _config({b.path: blobs[b.oid] for b in top})
+    return _config({b.path: blobs[b.oid] for b in top})
+
+
+def _from_entries(
+    root: Path, label: str, lister: Callable[[str], list[git.Blob]], config: config_mod.Config | None
+) -> Snapshot:
+    # The configuration may come from a trusted state (the base) instead of this one.
+    cfg = config if config is not None else _config_from(root, lister)
     listed = lister(cfg.artifacts_dir + "/")
     problems = [
         finding("HG516", b.path, "only regular files are allowed under the artifacts root")

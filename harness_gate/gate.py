@@ -1,0 +1,263 @@
+"""The gate's rules for one state change: a commit, or the index about to be committed.
+
+`check_state` gets the changed paths (from git plumbing), the new state and one old
+state per parent, and returns findings. PASS is decided by the caller from the
+absence of blocking findings, after every state has been checked.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness_gate import approvals as approvals_mod
+from harness_gate import boundary as boundary_mod
+from harness_gate import git, lifecycle, plans
+from harness_gate.config import CONFIG_FILE
+from harness_gate.findings import Finding, finding
+from harness_gate.snapshot import Snapshot
+
+SYMLINK = "120000"
+GITLINK = "160000"
+CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
+# Protected everywhere in the tree (by file name), at the root, or as a directory prefix.
+PROTECTED_NAMES = (".gitattributes", ".gitignore")
+PROTECTED_ROOT = (
+    ".gitmodules",
+    ".pre-commit-config.yaml",
+    CONFIG_FILE,
+    "CODEOWNERS",
+    "action.yml",
+    "action.yaml",
+    ".pre-commit-hooks.yaml",
+)
+PROTECTED_PATHS = (".github/CODEOWNERS", "docs/CODEOWNERS")
+PROTECTED_DIRS = (".github/",)
+APPEND_ONLY = ("approvals.jsonl", "evidence.jsonl")
+GATED = {"plan.md": "plan", "amendment": "amendment", "resume": "repair_resume"}
+
+
+def decode(path: bytes) -> str:
+    return path.decode("utf-8", "surrogateescape")
+
+
+def show(path: bytes) -> str:
+    return path.decode("utf-8", "backslashreplace")
+
+
+def protected(path: str, config_source: str | None) -> str | None:
+    """Why `path` is protected, or None. Compared exactly; see `case_variant`."""
+    name = path.rsplit("/", 1)[-1]
+    if name in PROTECTED_NAMES:
+        return f"`{name}` files change how git treats paths"
+    if path in PROTECTED_ROOT or path in PROTECTED_PATHS:
+        return f"`{path}` configures the repository, its hooks or the gate"
+    if config_source == "pyproject.toml" and path == "pyproject.toml":
+        return "pyproject.toml holds the gate's configuration"
+    if any(path.startswith(d) for d in PROTECTED_DIRS):
+        return "`.github/` holds workflows and repository settings"
+    return None
+
+
+def case_variant(path: str, config_source: str | None, artifacts_dir: str) -> str | None:
+    """The protected path (or artifacts root) that `path` spells differently, if any."""
+    folded = path.casefold()
+    if protected(path, config_source) is None:
+        for candidate in (*PROTECTED_ROOT, *PROTECTED_PATHS, "pyproject.toml"):
+            if folded == candidate.casefold() and protected(candidate, config_source):
+                return candidate
+        name = folded.rsplit("/", 1)[-1]
+        if name in PROTECTED_NAMES:
+            return name
+        for d in PROTECTED_DIRS:
+            if folded.startswith(d):
+                return d
+    root = artifacts_dir + "/"
+    if folded.startswith(root.casefold()) and not path.startswith(root):
+        return root
+    return None
+
+
+@dataclass(frozen=True)
+class State:
+    """One state change to judge."""
+
+    label: str  # "index" or "commit <oid>", prefixed to messages in ranges
+    changes: Sequence[git.Change]
+    new: Snapshot
+    olds: Sequence[Snapshot]  # one per parent; the empty state for a first commit
+
+
+def check_state(state: State, plan_id: str | None, *, prefix: str = "") -> list[Finding]:
+    new = state.new
+    cfg = new.config
+    root_prefix = cfg.artifacts_dir + "/"
+    out: list[Finding] = []
+    out.extend(_always_blocked(state))
+    root_changes = [c for c in state.changes if decode(c.path).startswith(root_prefix)]
+    code_changes = [c for c in state.changes if not decode(c.path).startswith(root_prefix)]
+    out.extend(_artifact_rules(state, root_changes))
+    if code_changes:
+        out.extend(_authority(state, code_changes, plan_id))
+    if prefix:
+        out = [Finding(f.code, f.path, f.line, f"{prefix}{f.message}", f.hint, f.severity) for f in out]
+    return out
+
+
+def _always_blocked(state: State) -> list[Finding]:
+    cfg = state.new.config
+    out = []
+    links = [c for c in state.changes if c.new_mode == SYMLINK]
+    targets = git.read_blobs(state.new.root, [c.new_oid for c in links]) if links else {}
+    for c in state.changes:
+        if CONTROL.search(c.path):
+            out.append(finding("HG103", show(c.path), "the path holds control characters"))
+            continue
+        path = decode(c.path)
+        variant = case_variant(path, cfg.source, cfg.artifacts_dir)
+        if variant is not None:
+            out.append(finding("HG106", show(c.path), f"a case variant of the protected `{variant}`"))
+        if c.new_mode == SYMLINK:
+            why = _symlink_escapes(c.path, targets[c.new_oid])
+            if why:
+                out.append(finding("HG104", show(c.path), why))
+    return out
+
+
+def _symlink_escapes(path: bytes, target: bytes) -> str | None:
+    if not target or target.startswith(b"/") or b"\\" in target or re.match(rb"^[A-Za-z]:", target):
+        return f"the link target {show(target)!r} is absolute or empty"
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    if joined == b".." or joined.startswith(b"../"):
+        return f"the link target {show(target)!r} leaves the repository"
+    if any(part.lower() == b".git" for part in joined.split(b"/")):
+        return f"the link target {show(target)!r} points into .git"
+    return None
+
+
+def _artifact_rules(state: State, changes: Sequence[git.Change]) -> list[Finding]:
+    """Inside the artifacts root no plan is needed, but approved artifacts never change
+    and the logs only grow; every artifact touched must be valid in the new state."""
+    out: list[Finding] = []
+    new = state.new
+    folders: set[str] = set()
+    others = False
+    base = new.artifacts_dir + "/plans/"
+    merge = len(state.olds) > 1
+    for c in changes:
+        path = decode(c.path)
+        rel = path[len(base) :] if path.startswith(base) else None
+        parts = rel.split("/") if rel is not None else []
+        if len(parts) == 2:
+            folders.add(parts[0])
+            name = parts[1]
+            for old in state.olds:
+                before = old.files.get(path)
+                if before is None:
+                    continue
+                after = new.files.get(path)
+                if name in APPEND_ONLY:
+                    if after is None or not _grows(before, after, merge=merge):
+                        out.append(finding("HG211", path, f"{name} lost or changed lines (it may only grow)"))
+                    continue
+                if after != before and _was_approved(old, parts[0], name, before):
+                    what = "deleted" if after is None else "modified"
+                    out.append(finding("HG210", path, f"this artifact was approved and is {what} here"))
+        else:
+            others = True
+    for plan_id in sorted(folders):
+        if plans.PLAN_ID.match(plan_id) and any(p.startswith(f"{base}{plan_id}/") for p in new.files):
+            folder = plans.load(new, plan_id)
+            out.extend(folder.findings)
+            out.extend(lifecycle.replay(folder).findings)
+    if others or folders:
+        # Unknown files, symlinks, bad plan ids: only those this change touches.
+        out.extend(f for f in plans.root_findings(new) if _touched(f.path, changes))
+        active = f"{new.artifacts_dir}/active"
+        if active in new.files and _touched(active, changes):
+            out.extend(plans.active_plan_id(new)[1])
+    return out
+
+
+def _touched(path: str, changes: Sequence[git.Change]) -> bool:
+    return any(decode(c.path) == path for c in changes)
+
+
+def _grows(before: bytes, after: bytes, *, merge: bool) -> bool:
+    if not merge:
+        return after.startswith(before) and (before == b"" or before.endswith(b"\n"))
+    # A union merge interleaves both sides' appends: every old line must survive, in order.
+    it = iter(after.splitlines(keepends=True))
+    return all(any(line == x for x in it) for line in before.splitlines(keepends=True))
+
+
+def _was_approved(old: Snapshot, plan_id: str, name: str, before: bytes) -> bool:
+    m = plans.NUMBERED.match(name)
+    gate = GATED.get(name) or (GATED.get(m.group(2)) if m else None)
+    if gate is None:
+        return False
+    log = old.files.get(f"{old.artifacts_dir}/plans/{plan_id}/approvals.jsonl")
+    if log is None:
+        return False
+    records, _ = approvals_mod.parse("approvals.jsonl", log)
+    from harness_gate.artifacts.parse import sha256_hex  # noqa: PLC0415
+
+    return approvals_mod.status(records, gate, name, sha256_hex(before)) is approvals_mod.Status.APPROVED
+
+
+def _authority(state: State, changes: Sequence[git.Change], plan_id: str | None) -> list[Finding]:
+    new = state.new
+    cfg = new.config
+    sample = ", ".join(show(c.path) for c in changes[:3]) + (" ..." if len(changes) > 3 else "")
+    if plan_id is None:
+        plan_id, problems = plans.active_plan_id(new)
+        if plan_id is None:
+            return [
+                finding(
+                    problems[0].code,
+                    problems[0].path,
+                    f"{len(changes)} changed path(s) need an approved plan ({sample}): {problems[0].message}",
+                    line=problems[0].line,
+                )
+            ]
+    folder = plans.load(new, plan_id)
+    life = lifecycle.replay(folder)
+    out = [*folder.findings, *life.findings]
+    plan_path = f"{folder.path}/plan.md"
+    if folder.plan is None or life.policy is None:
+        if not out:
+            out.append(finding("HG201", plan_path, f"plan `{plan_id}` does not exist"))
+        return out
+    if not life.grants_writes:
+        if life.plan_approval is approvals_mod.Status.UNAPPROVED:
+            out.append(finding("HG202", plan_path, f"plan `{plan_id}` is not approved; {len(changes)} path(s) changed"))
+        elif life.state in lifecycle.NO_AUTHORITY and life.state is not lifecycle.State.PLANNING:
+            out.append(
+                finding("HG209", plan_path, f"plan `{plan_id}` is {life.state.value}; {len(changes)} path(s) changed")
+            )
+        if not out:
+            out.append(finding("HG209", plan_path, f"plan `{plan_id}` grants no write authority now"))
+        return out
+    patterns = life.policy.boundary
+    exact = {p.rstrip("/") for p in patterns if not boundary_mod.has_wildcard(p)}
+    allowed = boundary_mod.Boundary.compile(patterns)
+    shown = ", ".join(f"`{p}`" for p in patterns[:5]) + (" ..." if len(patterns) > 5 else "") or "None"
+    for c in changes:
+        path = decode(c.path)
+        why = protected(path, cfg.source)
+        if why is not None:
+            if path not in exact:
+                out.append(finding("HG102", show(c.path), f"protected: {why}"))
+            continue
+        if c.new_mode == GITLINK and not all(m == GITLINK for m in c.old_modes):
+            if path not in exact:
+                out.append(finding("HG105", show(c.path), "a new submodule must be named exactly in the boundary"))
+            continue
+        if not allowed.matches(c.path):
+            what = {"A": "added", "D": "deleted"}.get(c.status[:1], "changed")
+            out.append(
+                finding("HG101", show(c.path), f"{what} outside the write boundary of `{plan_id}` (allowed: {shown})")
+            )
+    return out
