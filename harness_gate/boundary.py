@@ -15,6 +15,7 @@ git's own `git ls-files ':(glob)PATTERN'` is the oracle the tests compare with.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -165,6 +166,7 @@ def _translate(pattern: bytes) -> bytes:
     return b"".join(out)
 
 
+@functools.lru_cache(maxsize=4096)
 def _compile(pattern: bytes) -> re.Pattern[bytes]:
     try:
         return re.compile(_translate(pattern), re.DOTALL)

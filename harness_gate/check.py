@@ -10,7 +10,7 @@ HEAD for the index, the range's base otherwise.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -169,21 +169,31 @@ def _judge(
             cache[oid] = snapshot.from_commit(root, oid, cfg)
         return cache[oid]
 
-    if trusted is not None:
-        active = _active(cfg, state_of(trusted))
-    else:  # a branch that starts at a root commit: no older state to trust
-        active = _active(cfg, *(state_of(c.oid) for c in listing))
     findings: list[Finding] = []
     changes = 0
-    if not active:
+    if trusted is not None and not _active(cfg, state_of(trusted)):
         return findings, {"active": False, "changes": 0, "commits": len(listing)}
+    checked = 0
     for commit in listing:
+        if trusted is None and not _gate_was_on(commit, state_of):
+            # History from before the repository adopted harness-gate (a first push).
+            continue
+        checked += 1
         new = state_of(commit.oid)
         olds = [state_of(p) for p in commit.parents] or [snapshot.empty(root, cfg)]
         changes += len(commit.changes)
         state = gate.State(f"commit {commit.oid}", commit.changes, new, olds)
         findings.extend(gate.check_state(state, plan_id, prefix=f"commit {commit.oid[:12]}: "))
-    return findings, {"active": True, "changes": changes, "commits": len(listing)}
+    active = trusted is not None or checked > 0
+    return findings, {"active": active, "changes": changes, "commits": checked}
+
+
+def _gate_was_on(commit: git.Commit, state_of: Callable[[str], snapshot.Snapshot]) -> bool:
+    """With no trusted base, a commit is judged when its parent had the gate on (a root
+    commit: when it turns the gate on itself)."""
+    if commit.parents:
+        return any(state_of(p).active for p in commit.parents)
+    return state_of(commit.oid).active
 
 
 # -- explain ---------------------------------------------------------------------------

@@ -61,23 +61,24 @@ def protected(path: str, config_source: str | None) -> str | None:
     return None
 
 
+_FOLDED_FILES = {p.casefold(): p for p in (*PROTECTED_ROOT, *PROTECTED_PATHS)}
+_FOLDED_NAMES = {n.casefold(): n for n in PROTECTED_NAMES}
+
+
 def case_variant(path: str, config_source: str | None, artifacts_dir: str) -> str | None:
     """The protected path (or artifacts root) that `path` spells differently, if any."""
     folded = path.casefold()
-    if protected(path, config_source) is None:
-        for candidate in (*PROTECTED_ROOT, *PROTECTED_PATHS, "pyproject.toml"):
-            if folded == candidate.casefold() and protected(candidate, config_source):
-                return candidate
-        name = folded.rsplit("/", 1)[-1]
-        if name in PROTECTED_NAMES:
-            return name
-        for d in PROTECTED_DIRS:
-            if folded.startswith(d):
-                return d
     root = artifacts_dir + "/"
     if folded.startswith(root.casefold()) and not path.startswith(root):
         return root
-    return None
+    if protected(path, config_source) is not None:
+        return None
+    hit = _FOLDED_FILES.get(folded) or _FOLDED_NAMES.get(folded.rsplit("/", 1)[-1])
+    if hit is None and config_source == "pyproject.toml" and folded == "pyproject.toml":
+        hit = "pyproject.toml"
+    if hit is None:
+        hit = next((d for d in PROTECTED_DIRS if folded.startswith(d)), None)
+    return hit
 
 
 @dataclass(frozen=True)

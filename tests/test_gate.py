@@ -449,3 +449,19 @@ def test_explain(gated: Repo) -> None:
     ok = gated.cli("explain", "src/x/y.py")
     assert ok.exit_code == 0
     assert "by pattern `src/**`" in ok.output
+
+
+@pytest.mark.parametrize(
+    "path", ["codeowners", "Codeowners", ".GITIGNORE", "src/.GitAttributes", ".Github/workflows/x.yml", "HARNESS/x"]
+)
+def test_case_variants_always_block(repo: Repo, path: str) -> None:
+    repo.write("README.md", "x\n")
+    repo.cli("init")
+    commit(repo, "adopt")
+    repo.new_plan("p1", ("src/**", "codeowners", "Codeowners"))  # listing a variant does not help
+    repo.approve()
+    repo.write(path, "x\n")
+    repo.git("add", "-A")
+    code, found = staged(repo)
+    assert code == 1
+    assert ("HG106", path) in found

@@ -1,0 +1,186 @@
+"""The real pre-commit framework: the manifest, try-repo, real commits and real pushes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Repo
+
+PROJECT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+
+# The hooks of our manifest, run from this interpreter (`repo: local`), so the tests
+# exercise the framework's real invocation (env, stash, stages) without a network.
+LOCAL_CONFIG = f"""\
+default_install_hook_types: [pre-commit, pre-push]
+repos:
+  - repo: local
+    hooks:
+      - id: harness-gate
+        name: harness-gate (write boundary)
+        entry: {PY} -m harness_gate check --stage pre-commit --staged
+        language: system
+        pass_filenames: false
+        always_run: true
+        require_serial: true
+        stages: [pre-commit, pre-merge-commit]
+      - id: harness-gate-push
+        name: harness-gate (pushed commits)
+        entry: {PY} -m harness_gate check --stage pre-push
+        language: system
+        pass_filenames: false
+        always_run: true
+        require_serial: true
+        stages: [pre-push]
+      - id: harness-gate-lint
+        name: harness-gate lint (artifacts)
+        entry: {PY} -m harness_gate lint
+        language: system
+        files: ^harness/
+        require_serial: true
+        stages: [pre-commit]
+"""
+
+
+@pytest.fixture
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.getbasetemp() / "pre-commit-home"
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(home))
+    return home
+
+
+def pc(repo: Repo, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([PY, "-m", "pre_commit", *args], cwd=repo.path, capture_output=True, check=False)
+
+
+def git(repo: Repo, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", *args], cwd=repo.path, capture_output=True, check=False)
+
+
+@pytest.fixture
+def installed(repo: Repo, pre_commit_home: Path) -> Repo:
+    """A gated repository with the hooks installed through pre-commit itself."""
+    repo.write("README.md", "hello\n")
+    repo.write("src/a.py", "a = 1\n")
+    repo.write("other.py", "x = 1\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "before harness-gate")
+    assert repo.cli("init").exit_code == 0
+    repo.write(".pre-commit-config.yaml", LOCAL_CONFIG)
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt harness-gate")
+    res = pc(repo, "install")
+    assert res.returncode == 0, res.stdout + res.stderr
+    repo.new_plan("p1", ("src/**",))
+    repo.approve()
+    repo.git("add", "-A")
+    res = git(repo, "commit", "-qm", "plan p1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    return repo
+
+
+def test_manifest_is_valid() -> None:
+    res = subprocess.run(
+        [PY, "-m", "pre_commit", "validate-manifest", str(PROJECT / ".pre-commit-hooks.yaml")],
+        capture_output=True,
+        check=False,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_lint_hook_files_regex() -> None:
+    import re
+
+    import yaml  # pre-commit's own dependency
+
+    hooks = {h["id"]: h for h in yaml.safe_load((PROJECT / ".pre-commit-hooks.yaml").read_text())}
+    assert set(hooks) == {"harness-gate", "harness-gate-push", "harness-gate-lint"}
+    files = re.compile(hooks["harness-gate-lint"]["files"])
+    assert files.search("harness/plans/p1/plan.md")
+    assert files.search("harness/active")
+    assert not files.search("src/harness/x.py")
+    assert not files.search("docs/harness.md")
+    for gate in ("harness-gate", "harness-gate-push"):
+        assert hooks[gate]["pass_filenames"] is False
+        assert hooks[gate]["always_run"] is True
+        assert hooks[gate]["require_serial"] is True
+    readme = (PROJECT / "README.md").read_text()
+    for hook_id in hooks:
+        assert f"`{hook_id}`" in readme
+
+
+def test_real_commit_is_blocked_and_allowed(installed: Repo) -> None:
+    head = installed.git("rev-parse", "HEAD")
+    installed.write("other.py", "x = 2\n")
+    installed.git("add", "other.py")
+    res = git(installed, "commit", "-m", "outside")
+    assert res.returncode == 1
+    assert b"HG101" in res.stdout + res.stderr
+    assert installed.git("rev-parse", "HEAD") == head
+    installed.git("reset", "-q", "other.py")
+    installed.git("checkout", "-q", "--", "other.py")
+    installed.write("src/a.py", "a = 2\n")
+    installed.git("add", "src/a.py")
+    res = git(installed, "commit", "-m", "inside")
+    assert res.returncode == 0, res.stdout + res.stderr
+    # A deletion-only commit outside the boundary is gated too (always_run).
+    installed.git("rm", "-q", "other.py")
+    res = git(installed, "commit", "-m", "delete")
+    assert res.returncode == 1
+    assert b"HG101" in res.stdout + res.stderr
+
+
+def test_partially_staged_file_is_judged_on_the_index(installed: Repo) -> None:
+    installed.write("src/a.py", "a = 3\n")
+    installed.git("add", "src/a.py")
+    installed.write("other.py", "unstaged edit\n")  # not staged: not part of the commit
+    res = git(installed, "commit", "-m", "inside only")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert installed.read("other.py") == b"unstaged edit\n"  # the stash was restored
+
+
+def test_real_push_is_blocked(installed: Repo, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    installed.git("remote", "add", "origin", str(remote))
+    res = git(installed, "push", "-q", "origin", "main")  # the first push: a root push
+    assert res.returncode == 0, (res.stdout + res.stderr).decode()
+    remote_head = subprocess.run(["git", "rev-parse", "main"], cwd=remote, capture_output=True, check=True).stdout
+    installed.write("other.py", "sneaky\n")
+    installed.git("add", "-A")
+    installed.git("commit", "-qm", "bypass", "--no-verify")
+    res = git(installed, "push", "origin", "main")
+    assert res.returncode != 0
+    assert b"HG101" in res.stdout + res.stderr
+    assert subprocess.run(["git", "rev-parse", "main"], cwd=remote, capture_output=True, check=True).stdout == (
+        remote_head
+    )
+    # A new branch carrying the same commit is blocked as well.
+    res = git(installed, "push", "origin", "main:refs/heads/feature")
+    assert res.returncode != 0
+    assert b"HG101" in res.stdout + res.stderr
+
+
+def test_try_repo_with_the_manifest(repo: Repo, pre_commit_home: Path) -> None:
+    """pre-commit installs harness-gate from this checkout and runs the manifest's hook."""
+    repo.write("README.md", "hello\n")
+    repo.write("other.py", "x = 1\n")
+    assert repo.cli("init").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt harness-gate")
+    repo.new_plan("p1", ("src/**",))
+    repo.approve()
+    repo.write("other.py", "x = 2\n")
+    repo.git("add", "-A")
+    res = pc(repo, "try-repo", str(PROJECT), "harness-gate", "--verbose")
+    out = (res.stdout + res.stderr).decode()
+    assert res.returncode == 1, out
+    assert "HG101" in out
+    assert "other.py" in out
+    repo.git("checkout", "-q", "HEAD", "--", "other.py")
+    res = pc(repo, "try-repo", str(PROJECT), "harness-gate")
+    assert res.returncode == 0, (res.stdout + res.stderr).decode()
