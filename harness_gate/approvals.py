@@ -15,6 +15,7 @@ SCHEMA_ID = "harness-gate.approval/v1"
 # The only byte strings that approve: the token `y`, plus at most one LF or CRLF.
 APPROVING_ANSWERS = (b"y", b"y\n", b"y\r\n")
 MAX_ANSWER_BYTES = 16
+MAX_LOG_BYTES = 16 * 1024 * 1024  # tens of thousands of approvals: far beyond any real plan
 
 
 def answer_approves(raw: bytes) -> bool:
@@ -37,8 +38,12 @@ class Status(enum.Enum):
     UNAPPROVED = "unapproved"
 
 
-def record(gate: str, artifact: str, sha256: str, approver: str, now: dt.datetime | None = None) -> str:
-    """The canonical JSONL line (with its LF) for a new approval."""
+def valid_approver(approver: str) -> bool:
+    """Whether `approver` can be written into a record the parser will accept."""
+    return _parse_line(record_unchecked("plan", "plan.md", "0" * 64, approver)[:-1].encode())[0] is not None
+
+
+def record_unchecked(gate: str, artifact: str, sha256: str, approver: str, now: dt.datetime | None = None) -> str:
     when = (now or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc)
     obj: dict[str, Any] = {
         "schema": SCHEMA_ID,
@@ -49,16 +54,25 @@ def record(gate: str, artifact: str, sha256: str, approver: str, now: dt.datetim
         "approver": approver,
         "approved_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
-    problems = schema.errors("approval", obj)
-    if problems:
-        raise ValueError(problems[0])
     return jsonstrict.dumps_canonical(obj) + "\n"
+
+
+def record(gate: str, artifact: str, sha256: str, approver: str, now: dt.datetime | None = None) -> str:
+    """The canonical JSONL line (with its LF) for a new approval; the writer and the
+    reader are the same rules: a record this returns always parses back."""
+    line = record_unchecked(gate, artifact, sha256, approver, now)
+    rec, why = _parse_line(line[:-1].encode())
+    if rec is None:
+        raise ValueError(why)
+    return line
 
 
 def parse(path: str, data: bytes) -> tuple[list[Approval], list[Finding]]:
     """Every line must be the canonical encoding of a valid record, nothing else."""
     out: list[Approval] = []
     problems: list[Finding] = []
+    if len(data) > MAX_LOG_BYTES:
+        return [], [finding("HG512", path, f"{len(data)} bytes is over the {MAX_LOG_BYTES} byte cap")]
     if data and not data.endswith(b"\n"):
         problems.append(
             finding("HG204", path, "the last record is not terminated by a newline", line=data.count(b"\n") + 1)

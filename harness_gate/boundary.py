@@ -4,8 +4,9 @@ Matching is on path bytes, exactly as git matches them:
 
 * patterns are anchored at the root;
 * `*`, `?` and `[...]` match within one path component (never `/`);
-* a run of two or more `*` followed by `/` or the end of the pattern also
-  crosses `/`; `**/` at the start or `/**/` in the middle may match no directory;
+* a run of two or more `*` that starts the pattern, follows a `/`, or is the
+  pattern's first wildcard, and is followed by `/` or the end, also crosses `/`
+  (`**/` there may match no directory); any other run acts as a single `*`;
 * a pattern matches a path whole, and also (like git) every path below a
   directory whose name equals the pattern literally, so `src/app` and
   `src/app/` cover `src/app/**`.
@@ -68,21 +69,36 @@ def validate(pattern: str, artifacts_dir: str) -> None:
             raise PatternError("patterns into `.git/` are not allowed")
     if pattern.endswith("/") and has_wildcard(pattern):
         raise PatternError("a trailing `/` after a wildcard matches no file in git; end with `/**`")
-    root = artifacts_dir.strip("/").split("/")
-    literal = _literal_prefix(parts)
-    if [p.casefold() for p in literal[: len(root)]] == [p.casefold() for p in root]:
+    if _reaches(parts, artifacts_dir.strip("/").split("/")):
         raise PatternError(f"the artifacts root `{artifacts_dir}/` is outside every boundary")
     _check_brackets(pattern)
     _compile(pattern.encode("utf-8", "surrogateescape"))
 
 
-def _literal_prefix(parts: list[str]) -> list[str]:
-    out = []
-    for part in parts:
-        if has_wildcard(part):
-            break
-        out.append(part)
-    return out
+def _reaches(parts: list[str], root: list[str]) -> bool:
+    """Whether a pattern names the artifacts root: its leading segments match the root's
+    (in any letter case) and at least one of them says something of the root's name.
+    Generic patterns (`**/*.py`, `*/x`) stay valid: the root is outside every boundary
+    anyway, so they never cover it."""
+    specific = False
+    for i, name in enumerate(root):
+        if i >= len(parts):
+            return False  # the pattern ends above the root
+        part = parts[i]
+        if part in ("*", "**") or set(part) == {"*"}:
+            if "**" in part:
+                return specific  # crosses from here: it names the root only if specific
+            continue
+        if "**" in part:
+            # `harness**`, `h**`: may cross into the root when its start matches
+            head = part.split("**", 1)[0]
+            return _compile(head.casefold().encode() + b"*").fullmatch(name.casefold().encode()) is not None
+        if not _compile(part.casefold().encode()).fullmatch(name.casefold().encode()):
+            return False
+        specific = True
+    # All root segments matched: it descends into the root, or (wildcard-free) is the
+    # root itself and so covers everything below it.
+    return specific and (len(parts) > len(root) or not has_wildcard(parts[len(root) - 1]))
 
 
 def _check_brackets(pattern: str) -> None:
@@ -111,6 +127,9 @@ def _translate(pattern: bytes) -> bytes:
     """Translate one pattern into a regular expression over path bytes."""
     out: list[bytes] = []
     i, n = 0, len(pattern)
+    # git compares the literal prefix before the first wildcard on its own, then runs
+    # wildmatch on the rest: a `**` right at that point counts as "at the start".
+    first_wild = next((k for k in range(n) if pattern[k] in WILDCARDS), n)
     while i < n:
         c = pattern[i : i + 1]
         if c == b"*":
@@ -119,8 +138,8 @@ def _translate(pattern: bytes) -> bytes:
                 j += 1
             run = j - i
             follows = pattern[j : j + 1]
-            at_start = i == 0 or pattern[i - 1 : i] == b"/"
-            if run >= 2 and follows in (b"", b"/"):
+            at_start = i == first_wild or pattern[i - 1 : i] == b"/"
+            if run >= 2 and at_start and follows in (b"", b"/"):
                 if at_start and follows == b"/":
                     out.append(b"(?:.*/)?")  # `**/`: zero or more directories
                     j += 1
@@ -234,6 +253,28 @@ class Boundary:
 
     def covers_everything(self) -> bool:
         return all(self.matches(p) for p in _UNIVERSE_PROBES)
+
+
+def inside(pattern: str, patterns: Sequence[str]) -> bool:
+    """True when everything `pattern` can cover is covered by `patterns` (soundly, not
+    completely: a pattern is inside when it is one of them, or is a wildcard-free path
+    whose whole subtree a wildcard-free pattern or a `DIR/**` pattern covers)."""
+    if pattern in patterns:
+        return True
+    if has_wildcard(pattern):
+        return False
+    path = pattern.rstrip("/")
+    below_only = pattern.endswith("/")
+    for other in patterns:
+        if has_wildcard(other):
+            head = other[:-3]
+            if other.endswith("/**") and not has_wildcard(head) and path.startswith(head + "/"):
+                return True
+            continue
+        base = other.rstrip("/")
+        if path.startswith(base + "/") or (path == base and (below_only or not other.endswith("/"))):
+            return True
+    return False
 
 
 def validate_all(patterns: Iterable[str], artifacts_dir: str) -> list[tuple[str, str]]:

@@ -6,6 +6,7 @@ exit code 2: the gate fails closed and never shows a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -44,7 +45,12 @@ def _run(name: str, fmt: str, body: Callable[[], Report]) -> None:
                 "This is a bug in harness-gate; the command failed closed.",
             ),
         )
-    _emit(report, fmt)
+    try:
+        _emit(report, fmt)
+    except OSError as exc:  # a closed pipe or a full disk: the verdict cannot be shown
+        with contextlib.suppress(OSError):
+            sys.stderr.write(f"harness-gate: cannot write the report: {exc}\n")
+        sys.exit(2)
     sys.exit(report.exit_code)
 
 
@@ -163,7 +169,7 @@ def approve(plan_id: str | None, artifact: str | None, fmt: str) -> None:
 
 
 @cli.command()
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, type=click.Path())
 @format_option
 def lint(files: Sequence[str], fmt: str) -> None:
     """Validate artifacts and their lifecycle (all plans, or the FILES given)."""

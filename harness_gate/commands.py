@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from harness_gate import approvals as approvals_mod
+from harness_gate import config as config_mod
 from harness_gate import fsutil, git, lifecycle, plans, snapshot, templates
 from harness_gate.artifacts.kinds import AMENDMENT, PLAN, REPAIR_PLAN, RESUME
 from harness_gate.artifacts.parse import parse_artifact
@@ -27,6 +29,12 @@ def usage(message: str, hint: str = "") -> HarnessGateError:
 
 
 def lint(cwd: Path, files: Sequence[str]) -> Report:
+    """Lint everything under the artifacts root, or what FILES (files or folders) name.
+
+    A file inside a plan folder lints that whole folder (its lifecycle needs the
+    context) plus the layout rules for the file itself; a file outside the artifacts
+    root is parsed on its own.
+    """
     root = git.toplevel(cwd)
     snap = snapshot.from_worktree(root)
     if not files:
@@ -35,23 +43,35 @@ def lint(cwd: Path, files: Sequence[str]) -> Report:
         return Report("lint", tuple(_lint_all(snap)))
     found: list[Finding] = []
     folders: set[str] = set()
-    root_checked = False
+    scopes: set[str] = set()  # paths and folder prefixes whose layout findings apply
     prefix = snap.artifacts_dir + "/"
+    real_root = root.resolve()
     for name in files:
-        path = (cwd / name).resolve()
+        path = Path(os.path.normpath(cwd / name))
         try:
-            rel = path.relative_to(root.resolve()).as_posix()
+            rel = path.relative_to(real_root).as_posix()
         except ValueError:
-            rel = ""
-        if rel.startswith(prefix):
+            rel = None
+        if rel is not None and (rel + "/").startswith(prefix):
+            if rel + "/" == prefix:
+                return Report("lint", tuple(_lint_all(snap)))
+            if not path.exists() and not path.is_symlink():
+                found.append(finding("HG516", rel, "no such file"))
+                continue
             parts = rel[len(prefix) :].split("/")
-            if len(parts) >= 3 and parts[0] == "plans":
+            if parts == ["plans"]:
+                folders.update(i for i in plans.plan_ids(snap) if plans.PLAN_ID.match(i))
+                scopes.add(rel + "/")
+                continue
+            if parts[0] == "plans" and plans.PLAN_ID.match(parts[1]):
                 folders.add(parts[1])
-            elif not root_checked:
-                root_checked = True
-                found.extend(_lint_root(snap))
+            scopes.add(rel + "/" if path.is_dir() else rel)
             continue
-        found.extend(_lint_standalone(name, path))
+        if path.is_dir():
+            raise usage(f"{name} is a directory outside the artifacts root `{prefix}`")
+        found.extend(_lint_standalone(name, path, snap.config))
+    layout = _lint_root(snap)
+    found.extend(f for f in layout if any(f.path == s or (s.endswith("/") and f.path.startswith(s)) for s in scopes))
     for plan_id in sorted(folders):
         found.extend(_lint_plan(snap, plan_id))
     return Report("lint", tuple(found))
@@ -82,14 +102,14 @@ def _lint_plan(snap: snapshot.Snapshot, plan_id: str) -> list[Finding]:
     return [*folder.findings, *life.findings]
 
 
-def _lint_standalone(name: str, path: Path) -> list[Finding]:
+def _lint_standalone(name: str, path: Path, cfg: config_mod.Config) -> list[Finding]:
     try:
-        data = path.read_bytes()
+        data = snapshot.read_capped(path, snapshot.cap_for(name, cfg))
     except OSError as exc:
-        return [finding("HG516", name, f"cannot read: {exc.strerror}")]
+        return [finding("HG516", name, f"cannot read: {exc.strerror or exc}")]
     if path.name == "approvals.jsonl":
         return approvals_mod.parse(name, data)[1]
-    _, found = parse_artifact(name, data)
+    _, found = parse_artifact(name, data, artifacts_dir=cfg.artifacts_dir, max_bytes=cfg.max_artifact_bytes)
     return found
 
 
@@ -286,6 +306,8 @@ GATE_OF = {PLAN.title: "plan", AMENDMENT.title: "amendment", RESUME.title: "repa
 def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryIO, out: TextIO, *, tty: bool) -> Report:
     root = git.toplevel(cwd)
     snap = snapshot.from_worktree(root)
+    if not snap.active:
+        return Report("approve", data={"active": False}, lines=(INACTIVE,))
     if plan_id is None:
         plan_id, problems = plans.active_plan_id(snap)
         if plan_id is None:
@@ -319,11 +341,26 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
         return Report("approve", tuple(log_problems), lines=("approvals.jsonl is invalid; nothing appended",))
     if approvals_mod.status(folder.approvals, gate, target, art.sha256) is approvals_mod.Status.APPROVED:
         return Report("approve", lines=(f"{path} is already approved at sha256 {art.sha256}",))
+    # An artifact the lifecycle already rejects (stale binding, no material delta, out
+    # of order) is not put before the approver: a `y` to it would grant nothing.
+    life = lifecycle.replay(folder)
+    refused = [f for f in (*folder.findings, *life.findings) if f.path == path and f.code not in ("HG203", "HG407")]
+    if refused:
+        return Report("approve", tuple(refused), lines=("not approvable: fix the artifact first",))
     approver = git.ident(root)
+    if not approvals_mod.valid_approver(approver):
+        raise HarnessGateError(
+            "HG904",
+            f"the git identity {approver!r} holds characters an approval record cannot carry",
+            "Set a plain `git config user.name` and `user.email`.",
+        )
     out.write(f"artifact: {path}\nsha256:   {art.sha256}\napprover: {approver}\n{art.kind.gate} ")
     out.flush()
-    raw = stdin.readline(approvals_mod.MAX_ANSWER_BYTES) if tty else stdin.read(approvals_mod.MAX_ANSWER_BYTES + 1)
-    if not tty:
+    if tty:
+        raw = stdin.readline(approvals_mod.MAX_ANSWER_BYTES)
+        raw += _pending(stdin)  # a pasted second line is part of the answer, and refused
+    else:
+        raw = stdin.read(approvals_mod.MAX_ANSWER_BYTES + 1)
         out.write("\n")  # the piped answer is not echoed; end the prompt line
     if not approvals_mod.answer_approves(raw):
         shown = raw.decode("utf-8", "backslashreplace")[: approvals_mod.MAX_ANSWER_BYTES]
@@ -351,6 +388,19 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
             f"recorded in {folder.path}/approvals.jsonl; commit it with the artifact",
         ),
     )
+
+
+def _pending(stdin: BinaryIO) -> bytes:
+    """Whatever a terminal already holds after the first line (a paste), without waiting."""
+    import select  # noqa: PLC0415
+
+    try:
+        fd = stdin.fileno()
+        if select.select([fd], [], [], 0.2)[0]:
+            return os.read(fd, 4096) or b""
+    except (OSError, ValueError):
+        return b""
+    return b""
 
 
 def _approval_target(folder: plans.PlanFolder, artifact: str | None, cwd: Path, root: Path) -> str:

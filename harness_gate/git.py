@@ -123,6 +123,21 @@ def read_blobs(root: Path, oids: Sequence[str]) -> dict[str, bytes]:
     return blobs
 
 
+def blob_sizes(root: Path, oids: Sequence[str]) -> dict[str, int]:
+    """Sizes of many objects in one `git cat-file --batch-check`, before reading any."""
+    if not oids:
+        return {}
+    unique = list(dict.fromkeys(oids))
+    out = run(["cat-file", "--batch-check"], cwd=root, stdin=("\n".join(unique) + "\n").encode()).decode()
+    sizes: dict[str, int] = {}
+    for oid, line in zip(unique, out.splitlines(), strict=True):
+        parts = line.split()
+        if len(parts) != 3 or parts[0] != oid or parts[1] != "blob":
+            raise GitError(f"object {oid} is not a readable blob")
+        sizes[oid] = int(parts[2])
+    return sizes
+
+
 def resolve(root: Path, rev: str) -> str | None:
     """The commit `rev` names, or None when it names none (any other failure raises)."""
     out = run_status(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"], cwd=root)

@@ -12,7 +12,7 @@ from typing import Any
 
 # C0/C1 controls (terminal escapes among them), bidirectional overrides (text that
 # reads differently than it is stored) and lone surrogates (unencodable).
-UNSAFE_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+UNSAFE_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
 
 
 class StrictJSONError(ValueError):

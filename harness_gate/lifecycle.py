@@ -193,6 +193,18 @@ class _Replay:
             self.add(
                 "HG410", entry, f"bound to review {binding['review']}, the latest is {review.name}", lines["Binding"]
             )
+        addressed = (
+            set(v["Findings Addressed"]) - {f["id"] for f in review.artifact.value("Findings")}
+            if review.artifact
+            else set()
+        )
+        if addressed:
+            self.add(
+                "HG410",
+                entry,
+                f"addresses findings {sorted(addressed)} that {review.name} does not raise",
+                lines["Findings Addressed"],
+            )
         if binding["round"] != self.repairs + 1:
             self.add("HG410", entry, f"round {binding['round']} should be {self.repairs + 1}", lines["Binding"])
         self.repairs += 1
@@ -206,16 +218,18 @@ class _Replay:
             self.state = State.VERIFYING
 
     def check_subset(self, entry: Entry, v: Mapping[str, Any], lines: Mapping[str, int]) -> None:
-        allowed = boundary.Boundary.compile(self.policy.boundary)
         for pattern in v["Write Boundary"]:
-            inside = pattern in self.policy.boundary or (
-                not boundary.has_wildcard(pattern)
-                and allowed.matches(pattern.rstrip("/").encode("utf-8", "surrogateescape"))
-            )
-            if not inside:
+            if not boundary.inside(pattern, self.policy.boundary):
                 self.add(
                     "HG408", entry, f"`{pattern}` is not inside the effective write boundary", lines["Write Boundary"]
                 )
+        # Every changed file stays inside both the effective and the repair's boundary.
+        effective = boundary.Boundary.compile(self.policy.boundary)
+        own = boundary.Boundary.compile(v["Write Boundary"])
+        for path in v["Changed Files"]:
+            raw = path.encode("utf-8", "surrogateescape")
+            if not (effective.matches(raw) and own.matches(raw)):
+                self.add("HG408", entry, f"changed file `{path}` is outside the write boundary", lines["Changed Files"])
         want = self.policy.verification
         got = v["Verification Strategy"]
         have = {c["id"]: c for c in got["required_commands"]}
@@ -270,7 +284,7 @@ class _Replay:
             self.pending = entry
             self.state = State.AWAITING_RESUME
             return
-        self.budget = self.repairs + v["Additional Budget"]["rounds"]
+        self.budget += v["Additional Budget"]["rounds"]
         self.pause_reason = ""
         self.state = State.AUTO_REPAIRING if self.last_review is not None else State.EXECUTING
 
@@ -337,7 +351,7 @@ class _Replay:
                 else "write a Repair Resume or a Plan Amendment, or cancel"
             )
         if s is State.REVIEWING:
-            return "complete: harness-gate complete"
+            return "write the Completion bound to this review (docs/artifacts.md)"
         if s is State.AUTO_REPAIRING:
             return "repair the review's findings and write a Repair Record"
         if s in ENDED:

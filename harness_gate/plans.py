@@ -68,7 +68,8 @@ def root_findings(snap: Snapshot) -> list[Finding]:
         if len(parts) == 3 and parts[0] == "plans":
             if not PLAN_ID.match(parts[1]):
                 out.append(finding("HG206", path, f"`{parts[1]}` is not a valid plan id"))
-            elif parts[2] in PLAN_FILES or NUMBERED.match(parts[2]):
+                continue
+            if parts[2] in PLAN_FILES or NUMBERED.match(parts[2]):
                 continue
         out.append(finding("HG516", path, "not an artifact harness-gate knows"))
     return out

@@ -123,4 +123,19 @@ def safe(text: str, *, keep_newlines: bool = False) -> str:
 
 
 def write_json(report: Report, stream: TextIO) -> None:
-    stream.write(json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n")
+    # Names that are not UTF-8 travel as surrogate escapes; show their bytes as \xNN
+    # so the document is always valid UTF-8.
+    stream.write(json.dumps(_clean(to_json(report)), indent=2, ensure_ascii=False) + "\n")
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a lone surrogate that did not come from a file name
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_clean(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value

@@ -18,6 +18,22 @@ from harness_gate import git
 from harness_gate.findings import Finding, finding
 
 CONFIG_PATHS = (config_mod.CONFIG_FILE, "pyproject.toml")
+# Append-only logs may grow far beyond one artifact; they are capped on their own.
+LOG_CAP = 256 * 1024 * 1024
+
+
+def cap_for(path: str, cfg: config_mod.Config) -> int:
+    return LOG_CAP if path.endswith(".jsonl") else cfg.max_artifact_bytes
+
+
+def read_capped(path: Path, cap: int) -> bytes:
+    """At most cap + 1 bytes: enough to tell that a file is over its cap, never more."""
+    with path.open("rb") as fh:
+        return fh.read(cap + 1)
+
+
+def _too_large(path: str, size: int, cap: int) -> Finding:
+    return finding("HG512", path, f"{size} bytes is over the {cap} byte cap; not read")
 
 
 @dataclass(frozen=True)
@@ -59,7 +75,11 @@ def from_worktree(root: Path) -> Snapshot:
                 if stat.S_ISLNK(st.st_mode):
                     problems.append(finding("HG516", rel, "symbolic links are not allowed under the artifacts root"))
                 elif stat.S_ISREG(st.st_mode):
-                    files[rel] = full.read_bytes()
+                    cap = cap_for(rel, cfg)
+                    if st.st_size > cap:
+                        problems.append(_too_large(rel, st.st_size, cap))
+                    else:
+                        files[rel] = read_capped(full, cap)
     elif base.is_symlink():
         problems.append(finding("HG516", cfg.artifacts_dir, "the artifacts root must not be a symbolic link"))
     return Snapshot("work tree", root, cfg, files, tuple(problems), _root_exists=base.exists())
@@ -103,6 +123,14 @@ def _from_entries(
         if not b.mode.startswith("100")
     ]
     regular = [b for b in listed if b.mode.startswith("100")]
-    data = git.read_blobs(root, [b.oid for b in regular])
-    files = {b.path: data[b.oid] for b in regular}
+    sizes = git.blob_sizes(root, [b.oid for b in regular])
+    fits = []
+    for b in regular:
+        cap = cap_for(b.path, cfg)
+        if sizes[b.oid] > cap:
+            problems.append(_too_large(b.path, sizes[b.oid], cap))
+        else:
+            fits.append(b)
+    data = git.read_blobs(root, [b.oid for b in fits])
+    files = {b.path: data[b.oid] for b in fits}
     return Snapshot(label, root, cfg, files, tuple(problems), _root_exists=bool(listed))

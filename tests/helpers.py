@@ -100,11 +100,13 @@ def repair_md(
     verification: dict[str, Any] | None = None,
     progress: bool = True,
     amendment: str | None = None,
+    finding_ids: tuple[str, ...] = ("F1",),
+    changed: tuple[str, ...] = ("src/a.py",),
 ) -> str:
     return templates.repair(
         binding={"plan_sha256": plan_sha256, "amendment_sha256": amendment, "review": review, "round": round_},
-        finding_ids=["F1"],
-        changed=["src/a.py"],
+        finding_ids=list(finding_ids),
+        changed=list(changed),
         boundary=boundary,
         verification=verification or VERIFICATION,
         progress={

@@ -79,8 +79,7 @@ def test_refusal_as_subprocess_with_piped_stdin(repo: Repo) -> None:
     assert ok.returncode == 0, ok.stdout + ok.stderr
 
 
-def test_approve_from_a_terminal(repo: Repo) -> None:
-    folder = repo.new_plan()
+def _approve_on_a_terminal(repo: Repo, typed: bytes) -> int:
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness_gate", "approve"], cwd=repo.path, stdin=slave, stdout=slave, stderr=slave
@@ -89,10 +88,21 @@ def test_approve_from_a_terminal(repo: Repo) -> None:
     output = b""
     while b"[y/N]" not in output:
         output += os.read(master, 4096)
-    os.write(master, b"y\n")
-    assert proc.wait(timeout=30) == 0
+    os.write(master, typed)
+    code = proc.wait(timeout=30)
     os.close(master)
-    assert b'"answer":"y"' in repo.read(f"{folder}/approvals.jsonl")
+    return code
+
+
+@pytest.mark.parametrize(("typed", "code"), [(b"y\n", 0), (b"Y\n", 1), (b"yes\n", 1), (b"y\nextra\n", 1)])
+def test_approve_from_a_terminal(repo: Repo, typed: bytes, code: int) -> None:
+    folder = repo.new_plan()
+    assert _approve_on_a_terminal(repo, typed) == code
+    log = repo.path / folder / "approvals.jsonl"
+    if code == 0:
+        assert b'"answer":"y"' in log.read_bytes()
+    else:
+        assert not log.exists()
 
 
 def test_second_approval_of_same_bytes_is_a_no_op(repo: Repo) -> None:
@@ -144,3 +154,30 @@ def test_missing_identity_is_an_error_not_an_approval(repo: Repo, monkeypatch: p
     assert res.exit_code == 2, res.output
     assert "HG903" in res.output
     assert not (repo.path / folder / "approvals.jsonl").exists()
+
+
+def test_identity_that_cannot_be_recorded_is_refused(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = repo.new_plan()
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Dana \u200fLevi")
+    res = repo.cli("approve", input="y\n")
+    assert res.exit_code == 2
+    assert not (repo.path / folder / "approvals.jsonl").exists()
+
+
+def test_approve_in_an_inactive_repository(repo: Repo) -> None:
+    res = repo.cli("approve", input="y\n")
+    assert res.exit_code == 0
+    assert "inactive" in res.output
+
+
+def test_amendment_the_lifecycle_rejects_is_not_put_to_the_approver(repo: Repo) -> None:
+    from tests.test_lifecycle import _amendment
+
+    folder = repo.new_plan()
+    repo.approve()
+    repo.write(f"{folder}/001-amendment.md", _amendment(plan_sha(repo, folder), material=False))
+    res = repo.cli("approve", input="y\n")
+    assert res.exit_code == 1
+    assert "HG406" in res.output
+    assert "Proceed with" not in res.output
+    assert len(repo.read(f"{folder}/approvals.jsonl").splitlines()) == 1

@@ -90,31 +90,13 @@ def test_spec_examples() -> None:
 
 # -- differential test against git --------------------------------------------------------
 
-NAMES = ["a", "b", "ab", "ba", ".x", "a.py", "b.c", "x y", "é", "a*", "[a]", "a?", "**", "b]"]
+NAMES = ["a", "b", "ab", "ba", "abc", "c", ".x", "a.py", "b.c", "x y", "é", "a*", "[a]", "a?", "**", "b]"]
 SEGMENTS = [
-    "a",
-    "b",
-    "ab",
-    "*",
-    "?",
-    "**",
-    "***",
-    "[ab]",
-    "[!a]",
-    "[^b]",
-    "[]a]",
-    "[a-b]",
-    "a*",
-    "*b",
-    "*.py",
-    ".x",
-    "a?",
-    "é",
-    "[a]",
-    "b]",
-    "x y",
-    "*a*",
+    *("a", "b", "ab", "*", "?", "**", "***", "[ab]", "[!a]", "[^b]", "[]a]", "[a-b]", "a*", "*b", "*.py"),
+    *(".x", "a?", "é", "[a]", "b]", "x y", "*a*", "?**", "[a]**", "a**", "*b**", "**a", "a**b", "**.py"),
 ]
+# Character-level tokens, for patterns that segment lists never produce.
+TOKENS = ["a", "b", "c", "/", "*", "**", "?", "[ab]", "[!a]", ".", "é", "x y"]
 
 
 def _tree(root: Path, rng: random.Random) -> list[bytes]:
@@ -181,6 +163,13 @@ def test_random_patterns_agree_with_git(
 ) -> None:
     root, paths = glob_tree
     _check(root, paths, "/".join(segments) + ("/" if trailing else ""))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(TOKENS), min_size=1, max_size=8))
+def test_character_level_patterns_agree_with_git(glob_tree: tuple[Path, list[bytes]], tokens: list[str]) -> None:
+    root, paths = glob_tree
+    _check(root, paths, "".join(tokens))
 
 
 def test_combined_boundary_equals_union_of_patterns(glob_tree: tuple[Path, list[bytes]]) -> None:

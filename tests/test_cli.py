@@ -164,13 +164,70 @@ def test_lint_json_report_shape(repo: Repo) -> None:
     }
 
 
+def _lint_on_a_terminal(repo: Repo, env: dict[str, str]) -> bytes:
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness_gate", "lint"],
+        cwd=repo.path,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env={**os.environ, **env},
+    )
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    assert proc.wait(timeout=30) == 1
+    os.close(master)
+    return out
+
+
 def test_text_report_colour_follows_tty_and_no_color(repo: Repo) -> None:
     folder = repo.new_plan()
     (repo.path / folder / "plan.md").write_bytes(b"# Nope\n")
-    res = repo.run("lint", env={"NO_COLOR": "1"})
+    coloured = _lint_on_a_terminal(repo, {})
+    assert b"\x1b[31m" in coloured
+    plain = _lint_on_a_terminal(repo, {"NO_COLOR": "1"})
+    assert b"\x1b[" not in plain
+    assert b"HG501" in plain
+    piped = repo.run("lint")
+    assert b"\x1b[" not in piped.stdout
+
+
+def test_json_report_is_valid_utf8_for_any_name(repo: Repo) -> None:
+    import os
+
+    repo.new_plan()
+    (repo.path / "harness" / os.fsdecode(b"bad\xff.txt")).write_bytes(b"x")
+    res = repo.run("lint", "--format", "json")
     assert res.returncode == 1
-    assert b"\x1b[" not in res.stdout
-    assert b"HG501" in res.stdout
+    doc = json.loads(res.stdout.decode("utf-8"))  # strict: raises on invalid UTF-8
+    assert doc["findings"][0]["path"] == "harness/bad\\xff.txt"
+
+
+def test_unwritable_output_is_exit_2_without_traceback(repo: Repo) -> None:
+    repo.new_plan()
+    with Path("/dev/full").open("wb") as full:
+        res = subprocess.run(
+            [sys.executable, "-m", "harness_gate", "status"],
+            cwd=repo.path,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+    assert res.returncode == 2
+    assert b"Traceback" not in res.stderr
+    assert b"cannot write the report" in res.stderr
 
 
 def test_rewritten_approval_line_is_caught(repo: Repo) -> None:
@@ -263,3 +320,43 @@ def test_symlink_under_the_root_is_reported(repo: Repo) -> None:
     res = repo.cli("lint")
     assert res.exit_code == 1
     assert "HG516" in res.output
+
+
+def test_lint_files_apply_layout_rules_like_the_hook(repo: Repo) -> None:
+    folder = repo.new_plan()
+    repo.write(f"{folder}/notes.txt", "x")
+    repo.write("harness/plans/Bad_Id/plan.md", repo.read(f"{folder}/plan.md"))
+    res = repo.cli(
+        "lint", f"{folder}/notes.txt", "harness/plans/Bad_Id/plan.md", f"{folder}/typo.md", "--format", "json"
+    )
+    assert res.exit_code == 1
+    found = sorted((f["code"], f["path"]) for f in json.loads(res.output)["findings"])
+    assert found == [
+        ("HG206", "harness/plans/Bad_Id/plan.md"),
+        ("HG516", f"{folder}/notes.txt"),
+        ("HG516", f"{folder}/typo.md"),
+    ]
+    # Only what was named: the plan itself lints clean.
+    assert repo.cli("lint", f"{folder}/plan.md").exit_code == 0
+
+
+def test_lint_a_plan_folder(repo: Repo) -> None:
+    folder = repo.new_plan()
+    assert repo.cli("lint", folder).exit_code == 0
+    assert repo.cli("lint", "harness").exit_code == 0
+    (repo.path / folder / "plan.md").write_bytes(b"# Plan\n")
+    res = repo.cli("lint", folder)
+    assert res.exit_code == 1
+    assert "HG503" in res.output
+
+
+def test_huge_files_are_capped_not_read(repo: Repo) -> None:
+    folder = repo.new_plan()
+    with (repo.path / folder / "001-review.md").open("wb") as fh:
+        fh.truncate(64 * 1024 * 1024)  # sparse: 64 MiB of zeros
+    res = repo.cli("lint", "--format", "json")
+    assert res.exit_code == 1
+    assert ("HG512", f"{folder}/001-review.md") in {(f["code"], f["path"]) for f in json.loads(res.output)["findings"]}
+    res = repo.run("lint", "/dev/zero")
+    assert res.returncode == 1
+    assert b"HG512" in res.stdout

@@ -75,7 +75,7 @@ def _repair_rounds(repo: Repo, folder: str, psha: str, rounds: int) -> int:
     n = 1
     for r in range(1, rounds + 1):
         repo.write(f"{folder}/{n:03d}-review.md", review_md(psha, "REPAIR_REQUIRED", (f"F{r}",)))
-        repo.write(f"{folder}/{n + 1:03d}-repair.md", repair_md(psha, f"{n:03d}-review.md", r))
+        repo.write(f"{folder}/{n + 1:03d}-repair.md", repair_md(psha, f"{n:03d}-review.md", r, finding_ids=(f"F{r}",)))
         n += 2
     return n
 
@@ -86,7 +86,7 @@ def test_fourth_repair_without_resume_is_blocked(approved: tuple[Repo, str, str]
     assert lint_codes(repo) == []
     repo.write(f"{folder}/{n:03d}-review.md", review_md(psha, "REPAIR_REQUIRED", ("F9",)))
     assert state(repo)["state"] == "paused_no_progress"
-    repo.write(f"{folder}/{n + 1:03d}-repair.md", repair_md(psha, f"{n:03d}-review.md", 4))
+    repo.write(f"{folder}/{n + 1:03d}-repair.md", repair_md(psha, f"{n:03d}-review.md", 4, finding_ids=("F9",)))
     assert ("HG402", f"{n + 1:03d}-repair.md") in lint_codes(repo)
 
 
@@ -123,7 +123,7 @@ def test_pause_then_approved_resume_allows_another_repair(approved: tuple[Repo, 
         ),
     )
     assert state(repo)["state"] == "awaiting_resume_approval"
-    repo.write(f"{folder}/{n + 3:03d}-repair.md", repair_md(psha, f"{n:03d}-review.md", 4))
+    repo.write(f"{folder}/{n + 3:03d}-repair.md", repair_md(psha, f"{n:03d}-review.md", 4, finding_ids=("F9",)))
     assert ("HG407", f"{n + 3:03d}-repair.md") in lint_codes(repo)
     repo.approve()  # approves the pending resume
     assert lint_codes(repo) == []
@@ -145,7 +145,7 @@ def test_two_repairs_without_progress_require_pause(approved: tuple[Repo, str, s
     repo.write(f"{folder}/001-review.md", review_md(psha, "REPAIR_REQUIRED", ("F1",)))
     repo.write(f"{folder}/002-repair.md", repair_md(psha, "001-review.md", 1, progress=False))
     repo.write(f"{folder}/003-review.md", review_md(psha, "REPAIR_REQUIRED", ("F2",)))
-    repo.write(f"{folder}/004-repair.md", repair_md(psha, "003-review.md", 2, progress=False))
+    repo.write(f"{folder}/004-repair.md", repair_md(psha, "003-review.md", 2, progress=False, finding_ids=("F2",)))
     assert state(repo)["state"] == "paused_no_progress"
     repo.write(f"{folder}/005-review.md", review_md(psha, "PASS"))
     assert ("HG404", "005-review.md") in lint_codes(repo)
@@ -330,3 +330,71 @@ def test_blocked_review_pauses(approved: tuple[Repo, str, str]) -> None:
     repo.write(f"{folder}/001-review.md", review_md(psha, "BLOCKED", ("F1",)))
     assert state(repo)["state"] == "paused_blocked"
     assert state(repo)["write_authority"] is False
+
+
+def test_repair_changed_files_must_stay_inside(approved: tuple[Repo, str, str]) -> None:
+    repo, folder, psha = approved
+    repo.write(f"{folder}/001-review.md", review_md(psha, "REPAIR_REQUIRED", ("F1",)))
+    repo.write(
+        f"{folder}/002-repair.md",
+        repair_md(psha, "001-review.md", 1, changed=("src/a.py", "etc/passwd.txt", ".github/workflows/x.yml")),
+    )
+    codes = lint_codes(repo)
+    assert codes == [("HG408", "002-repair.md"), ("HG408", "002-repair.md")]
+
+
+def test_literal_repair_pattern_must_not_cover_more_than_a_wildcard(repo: Repo) -> None:
+    folder = repo.new_plan("p1", ("src/*.py",))
+    repo.approve()
+    psha = plan_sha(repo, folder)
+    repo.write(f"{folder}/001-review.md", review_md(psha, "REPAIR_REQUIRED", ("F1",)))
+    # `src/x.py` as a pattern also covers `src/x.py/evil.sh`, which `src/*.py` does not.
+    repo.write(f"{folder}/002-repair.md", repair_md(psha, "001-review.md", 1, boundary=("src/x.py",), changed=()))
+    assert lint_codes(repo) == [("HG408", "002-repair.md")]
+
+
+def test_repair_addresses_findings_of_its_review(approved: tuple[Repo, str, str]) -> None:
+    repo, folder, psha = approved
+    repo.write(f"{folder}/001-review.md", review_md(psha, "REPAIR_REQUIRED", ("F1",)))
+    repo.write(f"{folder}/002-repair.md", repair_md(psha, "001-review.md", 1, finding_ids=("F7",)))
+    assert lint_codes(repo) == [("HG410", "002-repair.md")]
+
+
+def test_resume_adds_to_the_budget(approved: tuple[Repo, str, str]) -> None:
+    repo, folder, psha = approved
+    repo.write(f"{folder}/001-review.md", review_md(psha, "REPAIR_REQUIRED", ("F1",)))
+    repo.write(f"{folder}/002-repair.md", repair_md(psha, "001-review.md", 1))
+    repo.write(f"{folder}/003-review.md", review_md(psha, "REPAIR_REQUIRED", ("F1",)))  # repeated: pause
+    repo.write(
+        f"{folder}/004-pause.md",
+        templates.pause(
+            binding={"plan_sha256": psha, "amendment_sha256": None},
+            pause={
+                "state": "paused_no_progress",
+                "reason": "repeated F1",
+                "completed_rounds": 1,
+                "remaining_findings": ["F1"],
+                "verification_trend": "unchanged",
+                "latest_diff": TREE,
+                "latest_verification": "a" * 64,
+            },
+        ),
+    )
+    repo.write(
+        f"{folder}/005-resume.md",
+        templates.resume(
+            binding={
+                "plan_sha256": psha,
+                "amendment_sha256": None,
+                "pause": "004-pause.md",
+                "pause_sha256": sha(repo, f"{folder}/004-pause.md"),
+                "latest_diff": TREE,
+                "latest_verification": "a" * 64,
+            },
+            rounds=1,
+        ),
+    )
+    repo.approve()
+    data = state(repo)
+    assert data["state"] == "auto_repairing"
+    assert data["repairs"] == {"used": 1, "budget": 4}
