@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from harness_gate import boundary as boundary_mod
+from harness_gate import cache, gate, git, lifecycle, plans, snapshot
 from harness_gate import config as config_mod
-from harness_gate import gate, git, lifecycle, plans, snapshot
 from harness_gate.errors import ConfigError, HarnessGateError
 from harness_gate.findings import Finding
 from harness_gate.report import Report
@@ -83,13 +83,18 @@ def _config(root: Path, config_file: str | None, trusted_rev: str | None) -> con
 
 
 def run_check(cwd: Path, *, stage: str | None, mode: Mode, plan_id: str | None, config_file: str | None) -> Report:
-    root = git.toplevel(cwd)
+    location = git.locate(cwd)
+    root = location.toplevel
     if plan_id is not None and not plans.PLAN_ID.match(plan_id):
         raise usage(f"--plan {plan_id!r} is not a valid plan id")
-    if mode.kind == "staged":
-        findings, data = _check_index(root, plan_id, config_file)
-    else:
-        findings, data = _check_commits(root, mode, plan_id, config_file)
+    cache.configure(location.cache_dir)
+    try:
+        if mode.kind == "staged":
+            findings, data = _check_index(location, plan_id, config_file)
+        else:
+            findings, data = _check_commits(root, mode, plan_id, config_file)
+    finally:
+        cache.configure(None)
     data = {"stage": stage or ("pre-commit" if mode.kind == "staged" else "pre-push"), "mode": mode.kind, **data}
     if not data.get("active", True):
         return Report("check", data=data, lines=(INACTIVE,))
@@ -103,12 +108,17 @@ def _active(cfg: config_mod.Config, *states: snapshot.Snapshot) -> bool:
     return cfg.source is not None or any(s.active for s in states)
 
 
-def _check_index(root: Path, plan_id: str | None, config_file: str | None) -> tuple[list[Finding], dict[str, Any]]:
+def _check_index(
+    location: git.Location, plan_id: str | None, config_file: str | None
+) -> tuple[list[Finding], dict[str, Any]]:
+    root = location.toplevel
     head = git.head(root)
     cfg = _config(root, config_file, head)
-    base = head or git.empty_tree(root)
-    changes = git.staged_changes(root, base)
-    others = git.merge_heads(root) if head else []
+    # HEAD (the trusted side) decides whether the gate is on; on a first commit, the index.
+    if head is not None and cfg.source is None and not git.has_path(root, head, cfg.artifacts_dir):
+        return [], {"active": False, "changes": 0, "commits": 0}
+    changes = git.staged_changes(root, head or git.empty_tree(root))
+    others = git.merge_heads(location) if head else []
     if others:
         # A merge being committed: judge only what it adds beyond every parent.
         keep = {c.path for c in changes}
@@ -116,13 +126,14 @@ def _check_index(root: Path, plan_id: str | None, config_file: str | None) -> tu
             keep &= {c.path for c in git.staged_changes(root, other)}
         changes = [c for c in changes if c.path in keep]
     new = snapshot.from_index(root, cfg)
-    olds = [snapshot.from_commit(root, r, cfg) for r in ([head, *others] if head else [])] or [
-        snapshot.empty(root, cfg)
-    ]
-    trusted = olds[:1] if head else [new]
-    data: dict[str, Any] = {"active": _active(cfg, *trusted), "changes": len(changes), "commits": 0}
-    if not data["active"]:
-        return [], data
+    if head is None and not _active(cfg, new):
+        return [], {"active": False, "changes": 0, "commits": 0}
+
+    def olds() -> list[snapshot.Snapshot]:
+        parents = [head, *others] if head else []
+        return [snapshot.from_commit(root, r, cfg) for r in parents] or [snapshot.empty(root, cfg)]
+
+    data: dict[str, Any] = {"active": True, "changes": len(changes), "commits": 0}
     return gate.check_state(gate.State("index", changes, new, olds), plan_id), data
 
 
@@ -180,9 +191,14 @@ def _judge(
             continue
         checked += 1
         new = state_of(commit.oid)
-        olds = [state_of(p) for p in commit.parents] or [snapshot.empty(root, cfg)]
+        parents = commit.parents
         changes += len(commit.changes)
-        state = gate.State(f"commit {commit.oid}", commit.changes, new, olds)
+        state = gate.State(
+            f"commit {commit.oid}",
+            commit.changes,
+            new,
+            lambda parents=parents: [state_of(p) for p in parents] or [snapshot.empty(root, cfg)],  # type: ignore[misc]
+        )
         findings.extend(gate.check_state(state, plan_id, prefix=f"commit {commit.oid[:12]}: "))
     active = trusted is not None or checked > 0
     return findings, {"active": active, "changes": changes, "commits": checked}

@@ -7,9 +7,10 @@ absence of blocking findings, after every state has been checked.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from harness_gate import approvals as approvals_mod
@@ -88,7 +89,12 @@ class State:
     label: str  # "index" or "commit <oid>", prefixed to messages in ranges
     changes: Sequence[git.Change]
     new: Snapshot
-    olds: Sequence[Snapshot]  # one per parent; the empty state for a first commit
+    load_olds: Callable[[], Sequence[Snapshot]]  # read only when the artifacts root changed
+
+    @functools.cached_property
+    def olds(self) -> Sequence[Snapshot]:
+        """One state per parent; the empty state for a first commit."""
+        return self.load_olds()
 
 
 def check_state(state: State, plan_id: str | None, *, prefix: str = "") -> list[Finding]:

@@ -51,14 +51,35 @@ def run(args: Sequence[str], *, cwd: Path | str, stdin: bytes | None = None) -> 
     return proc.stdout
 
 
-def toplevel(cwd: Path | str) -> Path:
+@dataclass(frozen=True)
+class Location:
+    toplevel: Path
+    cache_dir: Path  # under the git directory: never tracked, never in the work tree
+    merge_head: Path
+
+
+def locate(cwd: Path | str) -> Location:
+    """The work tree's top level and harness-gate's paths in the git directory, at once."""
     try:
-        out = run(["rev-parse", "--show-toplevel"], cwd=cwd)
+        out = run(["rev-parse", "--show-toplevel", "--git-path", "harness-gate", "--git-path", "MERGE_HEAD"], cwd=cwd)
     except GitError:
         raise HarnessGateError(
             "HG901", f"{Path(cwd).resolve()} is not inside a git work tree", "Run `git init` or cd into a repository."
         ) from None
-    return Path(os.fsdecode(out.rstrip(b"\n")))
+    lines = out.decode("utf-8", "surrogateescape").split("\n")
+    if len(lines) < 3:
+        raise GitError("unexpected `git rev-parse` output")
+    top = Path(lines[0])
+
+    def absolute(p: str) -> Path:
+        path = Path(p)
+        return path if path.is_absolute() else Path(cwd) / path
+
+    return Location(top, absolute(lines[1]) / "cache", absolute(lines[2]))
+
+
+def toplevel(cwd: Path | str) -> Path:
+    return locate(cwd).toplevel
 
 
 def ident(cwd: Path) -> str:
@@ -90,15 +111,20 @@ def _parse_entries(raw: bytes, *, staged: bool) -> list[Blob]:
     return out
 
 
-def index_entries(root: Path, prefix: str) -> list[Blob]:
-    """Entries of the index (honouring GIT_INDEX_FILE) below `prefix`."""
-    raw = run(["ls-files", "--stage", "-z", "--", f":(literal){prefix}"], cwd=root)
+def index_entries(root: Path, *prefixes: str) -> list[Blob]:
+    """Entries of the index (honouring GIT_INDEX_FILE) below the given prefixes."""
+    raw = run(["ls-files", "--stage", "-z", "--", *(f":(literal){p}" for p in prefixes)], cwd=root)
     return _parse_entries(raw, staged=True)
 
 
-def tree_entries(root: Path, rev: str, prefix: str) -> list[Blob]:
-    raw = run(["ls-tree", "-r", "-z", "--full-tree", rev, "--", f":(literal){prefix}"], cwd=root)
+def tree_entries(root: Path, rev: str, *prefixes: str) -> list[Blob]:
+    raw = run(["ls-tree", "-r", "-z", "--full-tree", rev, "--", *(f":(literal){p}" for p in prefixes)], cwd=root)
     return _parse_entries(raw, staged=False)
+
+
+def has_path(root: Path, rev: str, path: str) -> bool:
+    """Whether commit `rev` holds `path` (a file or a directory)."""
+    return run_status(["rev-parse", "--verify", "--quiet", f"{rev}:{path}"], cwd=root) is not None
 
 
 def read_blobs(root: Path, oids: Sequence[str]) -> dict[str, bytes]:
@@ -307,11 +333,9 @@ def is_shallow(root: Path) -> bool:
     return run(["rev-parse", "--is-shallow-repository"], cwd=root).strip() == b"true"
 
 
-def merge_heads(root: Path) -> list[str]:
+def merge_heads(location: Location) -> list[str]:
     """The other parents of a merge in progress (MERGE_HEAD), if any."""
-    path = Path(os.fsdecode(run(["rev-parse", "--git-path", "MERGE_HEAD"], cwd=root).rstrip(b"\n")))
-    if not path.is_absolute():
-        path = root / path
+    path = location.merge_head
     if not path.is_file():
         return []
     return [line.strip() for line in path.read_text("ascii").splitlines() if line.strip()]

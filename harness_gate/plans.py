@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from harness_gate import approvals as approvals_mod
-from harness_gate.artifacts.kinds import BY_SLUG, PLAN
+from harness_gate import cache
+from harness_gate.artifacts.kinds import BY_SLUG, KINDS, PLAN, Content
 from harness_gate.artifacts.parse import Artifact, parse_artifact
 from harness_gate.findings import Finding, finding
 from harness_gate.snapshot import Snapshot
@@ -36,6 +39,38 @@ class PlanFolder:
     approvals: tuple[approvals_mod.Approval, ...]
     entries: tuple[Entry, ...]
     findings: tuple[Finding, ...]
+
+
+def parse_cached(path: str, data: bytes, artifacts_dir: str, max_bytes: int) -> tuple[Artifact | None, list[Finding]]:
+    settings = f"{artifacts_dir}\0{max_bytes}\0".encode()
+    art, problems = cache.cached(
+        "artifact",
+        settings + data,
+        lambda: parse_artifact(path, data, artifacts_dir=artifacts_dir, max_bytes=max_bytes),
+        lambda a: {"kind": a.kind.title, "sha256": a.sha256, "values": dict(a.values), "lines": dict(a.lines)},
+        lambda doc: _restore(path, doc),
+    )
+    return art, list(problems)
+
+
+def _restore(path: str, doc: dict[str, Any]) -> Artifact:
+    kind = KINDS[doc["kind"]]
+    values = dict(doc["values"])
+    for spec in kind.sections:  # JSON has no tuples: the list sections come back as tuples
+        if spec.content in (Content.BOUNDARY, Content.COMMANDS, Content.PATHS, Content.CHOICES):
+            values[spec.title] = tuple(values[spec.title])
+    return Artifact(kind, path, doc["sha256"], values, dict(doc["lines"]))
+
+
+def _approvals_cached(path: str, data: bytes) -> tuple[list[approvals_mod.Approval], list[Finding]]:
+    records, problems = cache.cached(
+        "approvals",
+        data,
+        lambda: approvals_mod.parse(path, data),
+        lambda recs: [dataclasses.astuple(r) for r in recs],
+        lambda rows: [approvals_mod.Approval(*row) for row in rows],
+    )
+    return records or [], list(problems)
 
 
 def active_plan_id(snap: Snapshot) -> tuple[str | None, list[Finding]]:
@@ -84,9 +119,7 @@ def load(snap: Snapshot, plan_id: str) -> PlanFolder:
     if plan_path not in snap.files:
         found.append(finding("HG201", plan_path, f"plan `{plan_id}` has no plan.md"))
     else:
-        plan, problems = parse_artifact(
-            plan_path, snap.files[plan_path], artifacts_dir=snap.artifacts_dir, max_bytes=max_bytes
-        )
+        plan, problems = parse_cached(plan_path, snap.files[plan_path], snap.artifacts_dir, max_bytes)
         found.extend(problems)
         if plan is not None and plan.kind is not PLAN:
             found.append(finding("HG515", plan_path, f"plan.md holds a `# {plan.kind.title}`", line=1))
@@ -94,7 +127,7 @@ def load(snap: Snapshot, plan_id: str) -> PlanFolder:
     approvals_path = f"{folder}/approvals.jsonl"
     records: list[approvals_mod.Approval] = []
     if approvals_path in snap.files:
-        records, problems = approvals_mod.parse(approvals_path, snap.files[approvals_path])
+        records, problems = _approvals_cached(approvals_path, snap.files[approvals_path])
         found.extend(problems)
     entries: list[Entry] = []
     for path in sorted(p for p in snap.files if p.startswith(folder + "/") and p.count("/") == folder.count("/") + 1):
@@ -107,7 +140,7 @@ def load(snap: Snapshot, plan_id: str) -> PlanFolder:
         if kind is None or kind is PLAN:
             found.append(finding("HG515", path, f"`{slug}` is not an artifact kind (see docs/artifacts.md)"))
             continue
-        art, problems = parse_artifact(path, snap.files[path], artifacts_dir=snap.artifacts_dir, max_bytes=max_bytes)
+        art, problems = parse_cached(path, snap.files[path], snap.artifacts_dir, max_bytes)
         found.extend(problems)
         if art is not None and art.kind is not kind:
             found.append(finding("HG515", path, f"`{name}` holds a `# {art.kind.title}`", line=1))

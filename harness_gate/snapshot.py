@@ -87,11 +87,11 @@ def from_worktree(root: Path) -> Snapshot:
 
 def from_index(root: Path, config: config_mod.Config | None = None) -> Snapshot:
     """The index git is about to commit (GIT_INDEX_FILE honoured)."""
-    return _from_entries(root, "index", lambda prefix: git.index_entries(root, prefix), config)
+    return _from_entries(root, "index", lambda *p: git.index_entries(root, *p), config)
 
 
 def from_commit(root: Path, rev: str, config: config_mod.Config | None = None) -> Snapshot:
-    return _from_entries(root, f"commit {rev}", lambda prefix: git.tree_entries(root, rev, prefix), config)
+    return _from_entries(root, f"commit {rev}", lambda *p: git.tree_entries(root, rev, *p), config)
 
 
 def empty(root: Path, config: config_mod.Config) -> Snapshot:
@@ -101,18 +101,19 @@ def empty(root: Path, config: config_mod.Config) -> Snapshot:
 
 def read_config(root: Path, rev: str | None) -> config_mod.Config:
     """The configuration as commit `rev` holds it (the index when rev is None)."""
-    lister = (lambda p: git.tree_entries(root, rev, p)) if rev else (lambda p: git.index_entries(root, p))
-    return _config_from(root, lister)
+    if rev:
+        return _config_from(root, lambda *p: git.tree_entries(root, rev, *p))
+    return _config_from(root, lambda *p: git.index_entries(root, *p))
 
 
-def _config_from(root: Path, lister: Callable[[str], list[git.Blob]]) -> config_mod.Config:
-    top = [b for name in CONFIG_PATHS for b in lister(name) if b.path == name and b.mode.startswith("100")]
+def _config_from(root: Path, lister: Callable[..., list[git.Blob]]) -> config_mod.Config:
+    top = [b for b in lister(*CONFIG_PATHS) if b.path in CONFIG_PATHS and b.mode.startswith("100")]
     blobs = git.read_blobs(root, [b.oid for b in top])
     return _config({b.path: blobs[b.oid] for b in top})
 
 
 def _from_entries(
-    root: Path, label: str, lister: Callable[[str], list[git.Blob]], config: config_mod.Config | None
+    root: Path, label: str, lister: Callable[..., list[git.Blob]], config: config_mod.Config | None
 ) -> Snapshot:
     # The configuration may come from a trusted state (the base) instead of this one.
     cfg = config if config is not None else _config_from(root, lister)
