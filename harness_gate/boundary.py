@@ -193,61 +193,97 @@ def _compile(pattern: bytes) -> re.Pattern[bytes]:
         raise PatternError(f"cannot compile: {exc}") from None
 
 
+def _star_chunks(segment: bytes) -> tuple[bytes, ...] | None:
+    """The literal chunks between single `*`s, when `*` is the segment's only wildcard."""
+    if b"?" in segment or b"[" in segment or b"**" in segment:
+        return None
+    return tuple(segment.split(b"*"))
+
+
+def _star_match(chunks: tuple[bytes, ...], name: bytes) -> bool:
+    first, last = chunks[0], chunks[-1]
+    if len(name) < len(first) + len(last) or not name.startswith(first) or not name.endswith(last):
+        return False
+    pos, end = len(first), len(name) - len(last)
+    for chunk in chunks[1:-1]:
+        found = name.find(chunk, pos, end)
+        if found < 0:
+            return False
+        pos = found + len(chunk)
+    return True
+
+
 @dataclass(frozen=True)
 class Boundary:
-    """A compiled write boundary: exact paths in a set, wildcards in one regex."""
+    """A compiled write boundary, fast for thousands of patterns and paths.
+
+    Exact paths and directories are set lookups, `DIR/**` is a directory lookup,
+    `DIR/*.py`-style patterns (single `*`s in the last segment only) are indexed by
+    their directory and matched without regular expressions; every other pattern
+    goes into one combined regular expression.
+    """
 
     patterns: tuple[str, ...]
-    _literal: frozenset[bytes] = field(repr=False)
-    _literal_dirs: frozenset[bytes] = field(repr=False)
+    _literal: frozenset[bytes] = field(repr=False)  # the path, or a leading directory of it
+    _literal_dirs: frozenset[bytes] = field(repr=False)  # strictly below these
+    _star_last: dict[bytes, tuple[tuple[bytes, ...], ...]] = field(repr=False)
     _regex: re.Pattern[bytes] | None = field(repr=False)
-    _each: tuple[tuple[str, re.Pattern[bytes]], ...] = field(repr=False)
 
     @classmethod
     def compile(cls, patterns: Sequence[str]) -> Boundary:
         literal: set[bytes] = set()
         dirs: set[bytes] = set()
-        each: list[tuple[str, re.Pattern[bytes]]] = []
+        star_last: dict[bytes, list[tuple[bytes, ...]]] = {}
+        complex_: list[bytes] = []
         for p in patterns:
             raw = p.encode("utf-8", "surrogateescape")
             if raw.endswith(b"/"):
                 dirs.add(raw.rstrip(b"/"))
+                continue
+            literal.add(raw)  # like git: a path named exactly like the pattern, wildcards and all
+            if not has_wildcard(p):
+                continue
+            head, _, last = raw.rpartition(b"/")
+            if raw.endswith(b"/**") and raw[:-3] and not has_wildcard(p[:-3]) and not raw[:-3].endswith(b"/"):
+                dirs.add(raw[:-3])
+                continue
+            chunks = _star_chunks(last) if not has_wildcard(head.decode("utf-8", "surrogateescape")) else None
+            if chunks is not None:
+                star_last.setdefault(head, []).append(chunks)
             else:
-                literal.add(raw)
-            if has_wildcard(p):
-                each.append((p, _compile(raw.rstrip(b"/") if raw.endswith(b"/") else raw)))
+                complex_.append(raw)
         regex = None
-        if each:
-            regex = re.compile(b"|".join(b"(?:" + r.pattern + b")" for _, r in each), re.DOTALL)
-        return cls(tuple(patterns), frozenset(literal), frozenset(dirs), regex, tuple(each))
+        if complex_:
+            regex = re.compile(b"|".join(b"(?:" + _compile(r).pattern + b")" for r in complex_), re.DOTALL)
+        frozen = {k: tuple(v) for k, v in star_last.items()}
+        return cls(tuple(patterns), frozenset(literal), frozenset(dirs), frozen, regex)
 
     def matches(self, path: bytes) -> bool:
-        return self._literal_hit(path) is not None or (
-            self._regex is not None and self._regex.fullmatch(path) is not None
-        )
+        if self._literal_hit(path) is not None:
+            return True
+        if self._star_last:
+            head, _, name = path.rpartition(b"/")
+            for chunks in self._star_last.get(head, ()):
+                if _star_match(chunks, name):
+                    return True
+        return self._regex is not None and self._regex.fullmatch(path) is not None
 
     def which(self, path: bytes) -> str | None:
         """The first pattern (in plan order) that covers `path`, for `explain`."""
-        hit = self._literal_hit(path)
-        candidates = []
-        if hit is not None:
-            candidates.append(hit)
-        candidates.extend(p for p, r in self._each if r.fullmatch(path))
         for p in self.patterns:
-            if p in candidates:
+            if Boundary.compile([p]).matches(path):
                 return p
         return None
 
-    def _literal_hit(self, path: bytes) -> str | None:
-        # Every leading directory of the path, then the path itself.
+    def _literal_hit(self, path: bytes) -> bytes | None:
+        # The path itself, then every leading directory of it.
         if path in self._literal:
-            return path.decode("utf-8", "surrogateescape")
+            return path
         pos = path.find(b"/")
         while pos >= 0:
             head = path[:pos]
             if head in self._literal or head in self._literal_dirs:
-                tail = b"/" if head in self._literal_dirs and head not in self._literal else b""
-                return (head + tail).decode("utf-8", "surrogateescape")
+                return head
             pos = path.find(b"/", pos + 1)
         return None
 

@@ -72,13 +72,14 @@ def case_variant(path: str, config_source: str | None, artifacts_dir: str) -> st
     root = artifacts_dir + "/"
     if folded.startswith(root.casefold()) and not path.startswith(root):
         return root
-    if protected(path, config_source) is not None:
-        return None
-    hit = _FOLDED_FILES.get(folded) or _FOLDED_NAMES.get(folded.rsplit("/", 1)[-1])
+    # Cheap lookups first: most paths resemble no protected path at all.
+    hit = _FOLDED_FILES.get(folded) or _FOLDED_NAMES.get(folded.rpartition("/")[2])
     if hit is None and config_source == "pyproject.toml" and folded == "pyproject.toml":
         hit = "pyproject.toml"
     if hit is None:
         hit = next((d for d in PROTECTED_DIRS if folded.startswith(d)), None)
+    if hit is None or protected(path, config_source) is not None:
+        return None  # unrelated, or the exact spelling (judged as protected elsewhere)
     return hit
 
 

@@ -7,14 +7,15 @@ author is editing, and say when it differs from the index.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness_gate import cache, git
 from harness_gate import config as config_mod
-from harness_gate import git
 from harness_gate.findings import Finding, finding
 
 CONFIG_PATHS = (config_mod.CONFIG_FILE, "pyproject.toml")
@@ -57,7 +58,24 @@ class Snapshot:
 
 
 def _config(read: Mapping[str, bytes]) -> config_mod.Config:
-    return config_mod.parse(read.get(CONFIG_PATHS[0]), read.get(CONFIG_PATHS[1]))
+    own, pyproject = read.get(CONFIG_PATHS[0]), read.get(CONFIG_PATHS[1])
+    if own is None and pyproject is None:
+        return config_mod.Config()
+    key = (
+        (own or b"").hex().encode()
+        + b"\0"
+        + (pyproject or b"").hex().encode()
+        + f"\0{own is None}{pyproject is None}".encode()
+    )
+    cfg, _ = cache.cached(
+        "config",
+        key,
+        lambda: (config_mod.parse(own, pyproject), []),
+        dataclasses.asdict,
+        lambda doc: config_mod.Config(**doc),
+    )
+    assert cfg is not None  # noqa: S101  (parse raises rather than return None)
+    return cfg
 
 
 def from_worktree(root: Path) -> Snapshot:
