@@ -61,12 +61,8 @@ def _config(read: Mapping[str, bytes]) -> config_mod.Config:
     own, pyproject = read.get(CONFIG_PATHS[0]), read.get(CONFIG_PATHS[1])
     if own is None and pyproject is None:
         return config_mod.Config()
-    key = (
-        (own or b"").hex().encode()
-        + b"\0"
-        + (pyproject or b"").hex().encode()
-        + f"\0{own is None}{pyproject is None}".encode()
-    )
+    # Both files, unambiguously (absent is not the same as empty).
+    key = repr((own, pyproject)).encode()
     cfg, _ = cache.cached(
         "config",
         key,
@@ -74,8 +70,7 @@ def _config(read: Mapping[str, bytes]) -> config_mod.Config:
         dataclasses.asdict,
         lambda doc: config_mod.Config(**doc),
     )
-    assert cfg is not None  # noqa: S101  (parse raises rather than return None)
-    return cfg
+    return cfg if cfg is not None else config_mod.parse(own, pyproject)
 
 
 def from_worktree(root: Path) -> Snapshot:
