@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_gate import boundary as boundary_mod
-from harness_gate import cache, gate, git, lifecycle, plans, snapshot
+from harness_gate import cache, gate, git, lifecycle, plans, review, snapshot, verification
 from harness_gate import config as config_mod
 from harness_gate.errors import ConfigError, HarnessGateError
 from harness_gate.findings import Finding
@@ -24,6 +24,15 @@ from harness_gate.report import Report
 
 STAGES = ("pre-commit", "pre-push", "ci")
 INACTIVE = "harness-gate: inactive (no artifacts root and no configuration); nothing to check"
+
+
+@dataclass(frozen=True)
+class Head:
+    """The state whose evidence and review count: the index, or the range's head commit."""
+
+    snapshot: snapshot.Snapshot
+    tree: Callable[[], str]  # its fingerprint, computed only when a requirement needs it
+    code_changed: bool  # evidence and reviews speak of code: an artifacts-only change needs none
 
 
 @dataclass(frozen=True)
@@ -87,18 +96,44 @@ def run_check(cwd: Path, *, stage: str | None, mode: Mode, plan_id: str | None, 
     root = location.toplevel
     if plan_id is not None and not plans.PLAN_ID.match(plan_id):
         raise usage(f"--plan {plan_id!r} is not a valid plan id")
+    stage = stage or ("pre-commit" if mode.kind == "staged" else "pre-push")
     cache.configure(location.cache_dir)
     try:
         if mode.kind == "staged":
-            findings, data = _check_index(location, plan_id, config_file)
+            findings, data, head = _check_index(location, plan_id, config_file)
         else:
-            findings, data = _check_commits(root, mode, plan_id, config_file)
+            findings, data, head = _check_commits(root, mode, plan_id, config_file)
+        if head is not None and head.code_changed:
+            findings.extend(_requirements(root, stage, head, plan_id))
     finally:
         cache.configure(None)
-    data = {"stage": stage or ("pre-commit" if mode.kind == "staged" else "pre-push"), "mode": mode.kind, **data}
+    data = {"stage": stage, "mode": mode.kind, **data}
     if not data.get("active", True):
         return Report("check", data=data, lines=(INACTIVE,))
     return Report("check", tuple(findings), data)
+
+
+def _requirements(root: Path, stage: str, head: Head, plan_id: str | None) -> list[Finding]:
+    """Fresh evidence and a fresh passing review for the head state, where the stage asks."""
+    cfg = head.snapshot.config
+    want_evidence, want_review = stage in cfg.evidence_stages, stage in cfg.review_stages
+    if not (want_evidence or want_review):
+        return []
+    if plan_id is None:
+        plan_id, _ = plans.active_plan_id(head.snapshot)
+        if plan_id is None:
+            return []  # the boundary check already blocks: no plan, no authority
+    folder = plans.load(head.snapshot, plan_id)
+    life = lifecycle.replay(folder)
+    if folder.plan is None or life.policy is None:
+        return []  # already a finding of the boundary check
+    tree = head.tree()
+    out: list[Finding] = []
+    if want_evidence:
+        out.extend(verification.freshness_findings(root, head.snapshot, folder, life, tree))
+    if want_review:
+        out.extend(review.review_findings(folder, life, tree))
+    return out
 
 
 def _active(cfg: config_mod.Config, *states: snapshot.Snapshot) -> bool:
@@ -110,13 +145,13 @@ def _active(cfg: config_mod.Config, *states: snapshot.Snapshot) -> bool:
 
 def _check_index(
     location: git.Location, plan_id: str | None, config_file: str | None
-) -> tuple[list[Finding], dict[str, Any]]:
+) -> tuple[list[Finding], dict[str, Any], Head | None]:
     root = location.toplevel
     head = git.head(root)
     cfg = _config(root, config_file, head)
     # HEAD (the trusted side) decides whether the gate is on; on a first commit, the index.
     if head is not None and cfg.source is None and not git.has_path(root, head, cfg.artifacts_dir):
-        return [], {"active": False, "changes": 0, "commits": 0}
+        return [], {"active": False, "changes": 0, "commits": 0}, None
     changes = git.staged_changes(root, head or git.empty_tree(root))
     others = git.merge_heads(location) if head else []
     if others:
@@ -127,19 +162,22 @@ def _check_index(
         changes = [c for c in changes if c.path in keep]
     new = snapshot.from_index(root, cfg)
     if head is None and not _active(cfg, new):
-        return [], {"active": False, "changes": 0, "commits": 0}
+        return [], {"active": False, "changes": 0, "commits": 0}, None
 
     def olds() -> list[snapshot.Snapshot]:
         parents = [head, *others] if head else []
         return [snapshot.from_commit(root, r, cfg) for r in parents] or [snapshot.empty(root, cfg)]
 
     data: dict[str, Any] = {"active": True, "changes": len(changes), "commits": 0}
-    return gate.check_state(gate.State("index", changes, new, olds), plan_id), data
+    prefix = cfg.artifacts_dir + "/"
+    code = any(not gate.decode(c.path).startswith(prefix) for c in changes)
+    state = Head(new, lambda: verification.fingerprint_index(root, cfg), code)
+    return gate.check_state(gate.State("index", changes, new, olds), plan_id), data, state
 
 
 def _check_commits(
     root: Path, mode: Mode, plan_id: str | None, config_file: str | None
-) -> tuple[list[Finding], dict[str, Any]]:
+) -> tuple[list[Finding], dict[str, Any], Head | None]:
     new_ref = git.resolve(root, mode.new)
     if new_ref is None:
         raise usage(f"{mode.new!r} does not name a commit")
@@ -157,7 +195,9 @@ def _check_commits(
                 # A force-push over a commit never fetched: the remote's branches bound it.
                 listing = git.commits(root, new_ref, [], not_remote=os.environ["PRE_COMMIT_REMOTE_NAME"])
                 trusted = listing[0].parents[0] if listing and listing[0].parents else None
-                return _judge(root, listing, trusted, plan_id, config_file)
+                return _judge(
+                    root, listing, trusted=trusted, head_oid=new_ref, plan_id=plan_id, config_file=config_file
+                )
             raise usage(f"{mode.old!r} does not name a commit")
         if mode.kind == "base" and git.merge_base(root, old_ref, new_ref) is None:
             if git.is_shallow(root):
@@ -166,30 +206,39 @@ def _check_commits(
         exclude = [old_ref]
         trusted = old_ref
         listing = git.commits(root, new_ref, exclude)
-    return _judge(root, listing, trusted, plan_id, config_file)
+    return _judge(root, listing, trusted=trusted, head_oid=new_ref, plan_id=plan_id, config_file=config_file)
 
 
 def _judge(
-    root: Path, listing: Sequence[git.Commit], trusted: str | None, plan_id: str | None, config_file: str | None
-) -> tuple[list[Finding], dict[str, Any]]:
+    root: Path,
+    listing: Sequence[git.Commit],
+    *,
+    trusted: str | None,
+    head_oid: str,
+    plan_id: str | None,
+    config_file: str | None,
+) -> tuple[list[Finding], dict[str, Any], Head | None]:
     cfg = _config(root, config_file, trusted or (listing[0].oid if listing else None))
-    cache: dict[str, snapshot.Snapshot] = {}
+    states: dict[str, snapshot.Snapshot] = {}
 
     def state_of(oid: str) -> snapshot.Snapshot:
-        if oid not in cache:
-            cache[oid] = snapshot.from_commit(root, oid, cfg)
-        return cache[oid]
+        if oid not in states:
+            states[oid] = snapshot.from_commit(root, oid, cfg)
+        return states[oid]
 
     findings: list[Finding] = []
     changes = 0
     if trusted is not None and not _active(cfg, state_of(trusted)):
-        return findings, {"active": False, "changes": 0, "commits": len(listing)}
+        return findings, {"active": False, "changes": 0, "commits": len(listing)}, None
     checked = 0
+    code = False
+    prefix = cfg.artifacts_dir + "/"
     for commit in listing:
         if trusted is None and not _gate_was_on(commit, state_of):
             # History from before the repository adopted harness-gate (a first push).
             continue
         checked += 1
+        code = code or any(not gate.decode(c.path).startswith(prefix) for c in commit.changes)
         new = state_of(commit.oid)
         parents = commit.parents
         changes += len(commit.changes)
@@ -201,7 +250,8 @@ def _judge(
         )
         findings.extend(gate.check_state(state, plan_id, prefix=f"commit {commit.oid[:12]}: "))
     active = trusted is not None or checked > 0
-    return findings, {"active": active, "changes": changes, "commits": checked}
+    head = Head(state_of(head_oid), lambda: verification.fingerprint_commit(root, head_oid, cfg), code)
+    return findings, {"active": active, "changes": changes, "commits": checked}, head
 
 
 def _gate_was_on(commit: git.Commit, state_of: Callable[[str], snapshot.Snapshot]) -> bool:

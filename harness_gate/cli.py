@@ -236,6 +236,67 @@ def explain(paths: Sequence[str], plan_id: str | None, fmt: str) -> None:
 
 
 @cli.command()
+@click.option("--plan", "plan_id", help="The plan (default: the active plan).")
+@click.option("--only", multiple=True, metavar="ID", help="Run only this required command (repeatable).")
+@format_option
+def verify(plan_id: str | None, only: Sequence[str], fmt: str) -> None:
+    """Run the plan's required commands and append evidence for the work tree."""
+    from harness_gate import verification  # noqa: PLC0415
+
+    _run("verify", fmt, lambda: verification.verify(Path.cwd(), plan_id, only))
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.option("--plan", "plan_id", help="The plan (default: the active plan).")
+@click.option("--id", "command_id", default="adhoc", show_default=True, help="The record's command id.")
+@click.option("--timeout", type=click.IntRange(1, 86400), default=600, show_default=True, help="Seconds.")
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+@format_option
+def record(plan_id: str | None, command_id: str, timeout: int, argv: Sequence[str], fmt: str) -> None:
+    """Run one ad-hoc command (after `--`) and append its evidence (not a required check)."""
+    from harness_gate import verification  # noqa: PLC0415
+
+    _run("record", fmt, lambda: verification.record(Path.cwd(), plan_id, command_id, argv, timeout))
+
+
+@cli.command()
+@click.argument("source", default="worktree", metavar="[worktree|index|REV]")
+@format_option
+def fingerprint(source: str, fmt: str) -> None:
+    """Print the tree fingerprint (the tree id without the artifacts root)."""
+    from harness_gate import verification  # noqa: PLC0415
+
+    _run("fingerprint", fmt, lambda: verification.fingerprint(Path.cwd(), source))
+
+
+@cli.group("review")
+def review_group() -> None:
+    """Clean-context reviews."""
+
+
+@review_group.command("new")
+@click.option("--plan", "plan_id", help="The plan (default: the active plan).")
+@click.option("--reviewer", help="The reviewer's identity (default: git's committer identity).")
+@format_option
+def review_new(plan_id: str | None, reviewer: str | None, fmt: str) -> None:
+    """Write a review template bound to the plan, the work tree's fingerprint and its evidence."""
+    from harness_gate import review  # noqa: PLC0415
+
+    _run("review new", fmt, lambda: review.review_new(Path.cwd(), plan_id, reviewer))
+
+
+@cli.command()
+@click.option("--plan", "plan_id", help="The plan (default: the active plan).")
+@click.option("--summary", help="The completion summary.")
+@format_option
+def complete(plan_id: str | None, summary: str | None, fmt: str) -> None:
+    """Write the Completion: needs a fresh passing review and fresh evidence for the work tree."""
+    from harness_gate import review  # noqa: PLC0415
+
+    _run("complete", fmt, lambda: review.complete(Path.cwd(), plan_id, summary))
+
+
+@cli.command()
 def demo() -> None:
     """Walk the lifecycle in a throwaway repository, printing each command."""
     from harness_gate import demo as demo_mod  # noqa: PLC0415

@@ -11,7 +11,7 @@ from typing import Any, BinaryIO, TextIO
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import config as config_mod
-from harness_gate import fsutil, git, lifecycle, plans, snapshot, templates
+from harness_gate import evidence, fsutil, git, lifecycle, plans, snapshot, templates, verification
 from harness_gate.artifacts.kinds import AMENDMENT, PLAN, REPAIR_PLAN, RESUME
 from harness_gate.artifacts.parse import parse_artifact
 from harness_gate.errors import HarnessGateError
@@ -99,7 +99,9 @@ def _lint_root(snap: snapshot.Snapshot) -> list[Finding]:
 def _lint_plan(snap: snapshot.Snapshot, plan_id: str) -> list[Finding]:
     folder = plans.load(snap, plan_id)
     life = lifecycle.replay(folder)
-    return [*folder.findings, *life.findings]
+    log = f"{folder.path}/evidence.jsonl"
+    problems = evidence.validate(log, snap.files[log]) if log in snap.files else []
+    return [*folder.findings, *life.findings, *problems]
 
 
 def _lint_standalone(name: str, path: Path, cfg: config_mod.Config) -> list[Finding]:
@@ -133,6 +135,12 @@ def status(cwd: Path, plan_id: str | None) -> Report:
     found.extend(life.findings)
     unstaged = git.status_paths(root, snap.artifacts_dir + "/")
     policy = life.policy
+    fresh: list[evidence.Freshness] = []
+    tree = ""
+    if policy is not None:
+        tree = verification.fingerprint_worktree(root, snap.config)
+        fresh, problems = verification.state_freshness(snap, folder, life, tree)
+        found.extend(problems)
     data: dict[str, Any] = {
         "active": True,
         "plan": plan_id,
@@ -149,6 +157,8 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         ],
         "repairs": {"used": life.repairs_used, "budget": life.repair_budget},
         "next_step": life.next_step,
+        "tree": tree,
+        "evidence": [{"command_id": f.command_id, "freshness": f.reason} for f in fresh],
         "not_in_index": unstaged,
     }
     lines = [
@@ -158,6 +168,8 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         f"boundary:   {', '.join(data['boundary']) or 'None'}",
         "commands:   " + (", ".join(f"{c['id']}={c['command']}" for c in data["required_commands"]) or "-"),
         f"repairs:    {life.repairs_used} of {life.repair_budget}",
+        f"tree:       {tree or '-'}  (the work tree's fingerprint)",
+        "evidence:   " + (", ".join(f"{f.command_id} {f.reason}" for f in fresh) or "-"),
         f"next:       {life.next_step}",
     ]
     if unstaged:

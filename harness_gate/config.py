@@ -23,6 +23,9 @@ class Config:
     artifacts_dir: str = "harness"
     require_signed_approvals: bool = False
     max_artifact_bytes: int = DEFAULT_MAX_BYTES
+    # Which stages require fresh evidence, and a fresh passing review (SPEC §6).
+    evidence_stages: tuple[str, ...] = ("pre-push", "ci")
+    review_stages: tuple[str, ...] = ("ci",)
     source: str | None = None  # where it was read from; None for defaults
 
 
@@ -59,6 +62,8 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
         artifacts_dir=artifacts_dir,
         require_signed_approvals=table.get("require_signed_approvals", False),
         max_artifact_bytes=table.get("max_artifact_bytes", DEFAULT_MAX_BYTES),
+        evidence_stages=tuple(table.get("evidence_stages", Config.evidence_stages)),
+        review_stages=tuple(table.get("review_stages", Config.review_stages)),
         source=where,
     )
 

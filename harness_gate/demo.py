@@ -1,7 +1,7 @@
-"""`harness-gate demo`: the lifecycle in a throwaway repository, step by step.
+"""`harness-gate demo`: the whole lifecycle in a throwaway repository, step by step.
 
-Each step prints the command a user would type, then runs the real command
-in-process against a real git repository in a temporary directory.
+Each step prints the command a user would type, then runs the real command against a
+real git repository in a temporary directory, and says whether it behaved as shown.
 """
 
 from __future__ import annotations
@@ -9,14 +9,27 @@ from __future__ import annotations
 import io
 import os
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from harness_gate import commands
+from harness_gate import check, commands, review, verification
 from harness_gate.report import Report, write_text
+
+CALC = "def add(a, b):\n    return a + b\n"
+TEST = """\
+import unittest
+
+from src.calc import add
+
+
+class AddTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+"""
 
 
 @contextmanager
@@ -29,82 +42,134 @@ def _chdir(path: Path) -> Iterator[None]:
         os.chdir(old)
 
 
-def _git(repo: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "Demo User",
-        "GIT_AUTHOR_EMAIL": "demo@example.com",
-        "GIT_COMMITTER_NAME": "Demo User",
-        "GIT_COMMITTER_EMAIL": "demo@example.com",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-    }
-    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+class _Demo:
+    def __init__(self, repo: Path, out: TextIO) -> None:
+        self.repo = repo
+        self.out = out
+        self.ok = True
+
+    def git(self, *args: str) -> None:
+        subprocess.run(["git", *args], cwd=self.repo, check=True, capture_output=True)
+
+    def write(self, rel: str, text: str) -> None:
+        path = self.repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    def say(self, title: str, typed: str) -> None:
+        self.out.write(f"\n== {title}\n$ {typed}\n")
+
+    def step(self, title: str, typed: str, body: Callable[[], Report], expect: int) -> None:
+        self.say(title, typed)
+        with _chdir(self.repo):
+            report = body()
+        buf = io.StringIO()
+        write_text(report, buf, color=False)
+        self.out.write("".join(f"  {line}\n" for line in buf.getvalue().splitlines()))
+        verdict = "as expected" if report.exit_code == expect else "UNEXPECTED"
+        self.out.write(f"  -> exit {report.exit_code} ({verdict})\n")
+        self.ok = self.ok and report.exit_code == expect
+
+    def shell(self, title: str, typed: str, *gits: tuple[str, ...]) -> None:
+        self.say(title, typed)
+        for args in gits:
+            self.git(*args)
 
 
 def run(out: TextIO) -> int:
     """Walk the lifecycle; return 0 when every step behaved as shown."""
     with tempfile.TemporaryDirectory(prefix="harness-gate-demo-") as tmp:
         repo = Path(tmp)
-        _git(repo, "init", "-q")
-        _git(repo, "config", "user.name", "Demo User")
-        _git(repo, "config", "user.email", "demo@example.com")
-        ok = True
-
-        def step(title: str, typed: str, body: Callable[[], Report], expect: int) -> None:
-            nonlocal ok
-            out.write(f"\n== {title}\n$ {typed}\n")
-            with _chdir(repo):
-                report = body()
-            buf = io.StringIO()
-            write_text(report, buf, color=False)
-            out.write("".join(f"  {line}\n" for line in buf.getvalue().splitlines()))
-            verdict = "as expected" if report.exit_code == expect else "UNEXPECTED"
-            out.write(f"  -> exit {report.exit_code} ({verdict})\n")
-            ok = ok and report.exit_code == expect
+        d = _Demo(repo, out)
+        d.git("init", "-q", "-b", "main")
+        d.git("config", "user.name", "Demo User")
+        d.git("config", "user.email", "demo@example.com")
+        d.write("README.md", "# calc\n")
+        d.git("add", "-A")
+        d.git("commit", "-qm", "calc: an existing project")
+        out.write(f"A throwaway repository: {repo}\n")
+        test_cmd = f"{Path(sys.executable).as_posix()} -m unittest discover -s tests -t ."
 
         def answer(text: bytes) -> Callable[[], Report]:
             return lambda: commands.approve(repo, None, None, io.BytesIO(text), out, tty=False)
 
-        out.write(f"A throwaway repository: {repo}\n")
-        step("Set up harness-gate", "harness-gate init", lambda: commands.init(repo), 0)
-        step(
-            "Write a plan: objective, write boundary, verification",
-            "harness-gate plan new fix-login --objective 'Fix the login bug' "
-            "--boundary 'src/auth/**' --verify 'tests=pytest -q'",
+        def gate(stage: str, *, base: str | None = None) -> Callable[[], Report]:
+            mode = check.Mode("base", base, "HEAD") if base else check.Mode("staged")
+            return lambda: check.run_check(repo, stage=stage, mode=mode, plan_id=None, config_file=None)
+
+        d.step("Adopt harness-gate", "harness-gate init", lambda: commands.init(repo), 0)
+        d.shell(
+            "Commit the set-up (the adopting commit is not judged)",
+            "git add -A && git commit -m 'Adopt harness-gate'",
+            ("add", "-A"),
+            ("commit", "-qm", "Adopt harness-gate"),
+        )
+        d.step(
+            "Plan: objective, write boundary, verification",
+            f"harness-gate plan new add --objective 'Add add()' --boundary 'src/**' --boundary 'tests/**' "
+            f"--verify 'tests={test_cmd}'",
             lambda: commands.plan_new(
                 repo,
-                "fix-login",
-                objective="Fix the login bug",
+                "add",
+                objective="Add add()",
                 acceptance=(),
                 scope=None,
-                boundary=("src/auth/**",),
-                verify=("tests=pytest -q",),
-                timeout=600,
+                boundary=("src/**", "tests/**"),
+                verify=(f"tests={test_cmd}",),
+                timeout=120,
                 kind="tdd",
                 mode="native",
                 risks=(),
             ),
             0,
         )
-        step(
-            "Only an approved plan grants write authority",
-            "harness-gate status",
-            lambda: commands.status(repo, None),
-            0,
+        d.step("Anything but exactly `y` is refused", "printf 'yes\\n' | harness-gate approve", answer(b"yes\n"), 1)
+        d.step("Approve with exactly `y`", "printf 'y\\n' | harness-gate approve", answer(b"y\n"), 0)
+        d.shell("Commit the approved plan", "git add harness && git commit -m 'Plan: add'",
+                ("add", "harness"), ("commit", "-qm", "Plan: add"))  # fmt: skip
+        d.write("src/__init__.py", "")
+        d.write("src/calc.py", CALC)
+        d.write("tests/__init__.py", "")
+        d.write("tests/test_calc.py", TEST)
+        d.write("README.md", "# calc\n\nNow with add().\n")
+        d.git("add", "-A")
+        d.step("Work, but also touch README.md: outside the boundary", "git add -A && harness-gate check --staged",
+               gate("pre-commit"), 1)  # fmt: skip
+        d.git("reset", "-q", "README.md")
+        d.git("checkout", "-q", "--", "README.md")
+        d.step("Leave README.md alone: the commit is inside the boundary",
+               "git restore --staged README.md && git checkout README.md && harness-gate check --staged",
+               gate("pre-commit"), 0)  # fmt: skip
+        d.step("Verify: run the plan's required commands on the work tree", "harness-gate verify",
+               lambda: verification.verify(repo, None, ()), 0)  # fmt: skip
+        d.write("src/calc.py", CALC.replace("a + b", "b + a"))
+        d.git("add", "-A")
+        d.step("Change a file after verifying: the evidence is for another tree",
+               "git add -A && harness-gate check --stage pre-push --staged", gate("pre-push"), 1)  # fmt: skip
+        d.step("Verify again", "harness-gate verify", lambda: verification.verify(repo, None, ()), 0)
+        d.step("Ask for a clean-context review of exactly this tree", "harness-gate review new --reviewer 'Rae Viewer'",
+               lambda: review.review_new(repo, None, "Rae Viewer"), 0)  # fmt: skip
+        review_path = repo / "harness/plans/add/001-review.md"
+        review_path.write_text(
+            review_path.read_text()
+            .replace(review.VERDICT_PLACEHOLDER, "PASS")
+            .replace("FILL IN: what the clean-context reviewer read", "The diff, the plan and the evidence")
         )
-        step("Anything but exactly `y` is refused", "printf 'yes\\n' | harness-gate approve", answer(b"yes\n"), 1)
-        step("Approve with exactly `y`", "printf 'y\\n' | harness-gate approve", answer(b"y\n"), 0)
-        plan = repo / "harness/plans/fix-login/plan.md"
-        plan.write_bytes(plan.read_bytes().replace(b"src/auth/**", b"src/**"))
-        step(
-            "Widen the boundary after approval: the approval no longer counts",
-            "sed -i 's#src/auth/\\*\\*#src/**#' harness/plans/fix-login/plan.md && harness-gate lint",
-            lambda: commands.lint(repo, ()),
-            1,
+        d.say("The reviewer reads the diff and fills in the verdict: PASS", "$EDITOR harness/plans/add/001-review.md")
+        d.git("add", "-A")
+        d.step("Evidence and review are fresh for the index", "git add -A && harness-gate check --stage ci --staged",
+               gate("ci"), 0)  # fmt: skip
+        d.shell("Commit the work with its evidence and review", "git commit -m 'Add add()'",
+                ("commit", "-qm", "Add add()"))  # fmt: skip
+        d.step("Complete: a fresh passing review and fresh evidence are required", "harness-gate complete",
+               lambda: review.complete(repo, None, None), 0)  # fmt: skip
+        d.shell("Commit the completion", "git add harness && git commit -m 'Complete: add'",
+                ("add", "harness"), ("commit", "-qm", "Complete: add"))  # fmt: skip
+        d.step("CI judges every commit since the adoption, then the head's evidence and review",
+               "harness-gate check --stage ci --base HEAD~3", gate("ci", base="HEAD~3"), 0)  # fmt: skip
+        d.step("The plan is completed: it grants no more write authority", "harness-gate status",
+               lambda: commands.status(repo, None), 0)  # fmt: skip
+        out.write(
+            "\nDemo " + ("finished: every step behaved as shown.\n" if d.ok else "FAILED: see UNEXPECTED above.\n")
         )
-        step("Approve the changed plan", "printf 'y\\n' | harness-gate approve", answer(b"y\n"), 0)
-        step("Everything is valid again", "harness-gate lint", lambda: commands.lint(repo, ()), 0)
-        step("The plan is executing", "harness-gate status", lambda: commands.status(repo, None), 0)
-        out.write("\nDemo " + ("finished: every step behaved as shown.\n" if ok else "FAILED: see UNEXPECTED above.\n"))
-        return 0 if ok else 1
+        return 0 if d.ok else 1

@@ -88,6 +88,32 @@ RULES: dict[str, Rule] = _rules(
         "append-only log rewritten",
         "approvals.jsonl and evidence.jsonl only grow: restore the removed or changed lines.",
     ),
+    Rule(
+        "HG212",
+        "lifecycle record changed or deleted",
+        "Committed reviews, repairs, pauses and completions are history: add a new artifact instead.",
+    ),
+    # HG3xx: verification evidence
+    Rule("HG301", "evidence missing", "Run `harness-gate verify` on the tree you commit, and commit evidence.jsonl."),
+    Rule(
+        "HG302",
+        "evidence is for another tree",
+        "The files changed after verification: run `harness-gate verify` again.",
+    ),
+    Rule(
+        "HG303", "evidence is for another plan", "The plan changed after verification: run `harness-gate verify` again."
+    ),
+    Rule("HG304", "evidence is for another command", "The required command changed: run `harness-gate verify` again."),
+    Rule("HG305", "verification failed", "Fix the failure, then run `harness-gate verify` again."),
+    Rule("HG306", "verification timed out", "Make the command faster or raise its timeout in an amendment."),
+    Rule(
+        "HG307", "invalid evidence record", "Evidence records are written by `harness-gate verify`; do not edit them."
+    ),
+    Rule(
+        "HG308",
+        "the index hides edits",
+        "Clear assume-unchanged / skip-worktree (`git update-index --no-assume-unchanged --no-skip-worktree`).",
+    ),
     # HG4xx: review and lifecycle
     Rule("HG401", "illegal lifecycle sequence", "See docs/lifecycle.md for the allowed order of artifacts."),
     Rule("HG402", "repair budget exhausted", "Write a Pause Report, then an approved Repair Resume."),
@@ -119,6 +145,12 @@ RULES: dict[str, Rule] = _rules(
         "A completed or cancelled plan takes no further artifacts; start a new plan.",
     ),
     Rule("HG412", "bad artifact numbering", "Number artifacts 001, 002, ... without gaps, one kind per file name."),
+    Rule(
+        "HG413",
+        "no fresh passing review",
+        "Ask a clean-context reviewer: `harness-gate review new`, on exactly the tree you commit.",
+    ),
+    Rule("HG414", "the review does not pass", "Repair the review's findings (a Repair Record), then review again."),
     # HG5xx: artifact syntax
     Rule("HG501", "unknown artifact kind", "The first line must be one of the H1 headings in docs/artifacts.md."),
     Rule("HG502", "legacy artifact shape", "Rewrite the artifact in the current Markdown shape (docs/artifacts.md)."),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
-from harness_gate import git, lifecycle, plans
+from harness_gate import evidence, git, lifecycle, plans
 from harness_gate.config import CONFIG_FILE
 from harness_gate.findings import Finding, finding
 from harness_gate.snapshot import Snapshot
@@ -161,18 +161,32 @@ def _artifact_rules(state: State, changes: Sequence[git.Change]) -> list[Finding
         if len(parts) == 2:
             folders.add(parts[0])
             name = parts[1]
+            after = new.files.get(path)
+            known = False
             for old in state.olds:
                 before = old.files.get(path)
                 if before is None:
                     continue
-                after = new.files.get(path)
+                known = True
                 if name in APPEND_ONLY:
                     if after is None or not _grows(before, after, merge=merge):
                         out.append(finding("HG211", path, f"{name} lost or changed lines (it may only grow)"))
+                    elif name == "evidence.jsonl" and not merge:
+                        # Only the appended records are new: validating them alone keeps a
+                        # long log cheap, and every record was validated when it arrived.
+                        out.extend(evidence.validate(path, after[len(before) :], first_line=before.count(b"\n") + 1))
                     continue
-                if after != before and _was_approved(old, parts[0], name, before):
-                    what = "deleted" if after is None else "modified"
+                if after == before:
+                    continue
+                what = "deleted" if after is None else "modified"
+                if _was_approved(old, parts[0], name, before):
                     out.append(finding("HG210", path, f"this artifact was approved and is {what} here"))
+                elif plans.NUMBERED.match(name) and (after is None or not _amendable(name)):
+                    # Reviews, repairs, pauses and completions are records of what happened:
+                    # deleting a completion or a pause would hand authority back.
+                    out.append(finding("HG212", path, f"a committed lifecycle record is {what} here"))
+            if not known and after is not None and name == "evidence.jsonl":
+                out.extend(evidence.validate(path, after))
         else:
             others = True
     for plan_id in sorted(folders):
@@ -199,6 +213,12 @@ def _grows(before: bytes, after: bytes, *, merge: bool) -> bool:
     # A union merge interleaves both sides' appends: every old line must survive, in order.
     it = iter(after.splitlines(keepends=True))
     return all(any(line == x for x in it) for line in before.splitlines(keepends=True))
+
+
+def _amendable(name: str) -> bool:
+    """An amendment or resume may still be edited until it is approved."""
+    m = plans.NUMBERED.match(name)
+    return m is not None and m.group(2) in ("amendment", "resume")
 
 
 def _was_approved(old: Snapshot, plan_id: str, name: str, before: bytes) -> bool:

@@ -9,8 +9,10 @@ its import alone costs ~90 ms on the hook's start-up path (docs/design.md).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,11 +39,15 @@ def _env() -> dict[str, str]:
     return env
 
 
-def run(args: Sequence[str], *, cwd: Path | str, stdin: bytes | None = None) -> bytes:
+def run(
+    args: Sequence[str], *, cwd: Path | str, stdin: bytes | None = None, env: dict[str, str] | None = None
+) -> bytes:
     """Run `git ARGS` and return stdout; raise GitError on any failure."""
     argv = ["git", *_HARDENING, *args]
     try:
-        proc = subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, env=_env(), check=False)
+        proc = subprocess.run(
+            argv, cwd=cwd, input=stdin, capture_output=True, env={**_env(), **(env or {})}, check=False
+        )
     except OSError as exc:
         raise GitError(f"cannot run git: {exc}", "Install git and make sure it is on PATH.") from None
     if proc.returncode != 0:
@@ -343,3 +349,89 @@ def merge_heads(location: Location) -> list[str]:
 
 def commit_exists(root: Path, oid: str) -> bool:
     return resolve(root, oid) is not None
+
+
+# -- trees and the fingerprint ---------------------------------------------------------
+
+
+def index_file(root: Path) -> Path:
+    """The index git uses now: GIT_INDEX_FILE (a hook's temporary index) or the default."""
+    named = os.environ.get("GIT_INDEX_FILE")
+    if named:
+        path = Path(named)
+        return path if path.is_absolute() else root / path
+    out = Path(os.fsdecode(run(["rev-parse", "--git-path", "index"], cwd=root).rstrip(b"\n")))
+    return out if out.is_absolute() else root / out
+
+
+def commit_tree(root: Path, rev: str) -> str:
+    return run(["rev-parse", "--verify", "--end-of-options", f"{rev}^{{tree}}"], cwd=root).decode().strip()
+
+
+def _with_index_copy(root: Path, work: Callable[[dict[str, str]], str]) -> str:
+    """Run `work` against a private copy of the index: the real one is never written."""
+    source = index_file(root)
+    with tempfile.TemporaryDirectory(prefix="harness-gate-index-") as tmp:
+        copy = Path(tmp) / "index"
+        if source.exists():
+            shutil.copyfile(source, copy)
+        return work({"GIT_INDEX_FILE": str(copy)})
+
+
+def index_tree(root: Path) -> str:
+    """The tree the index would commit (GIT_INDEX_FILE honoured)."""
+    return _with_index_copy(root, lambda env: run(["write-tree"], cwd=root, env=env).decode().strip())
+
+
+def worktree_tree(root: Path) -> str:
+    """The tree of the work tree: tracked files as they are on disk, plus untracked files
+    that are not ignored, exactly as `git add -A` would stage them."""
+
+    def work(env: dict[str, str]) -> str:
+        run(["add", "-A", "--", ":/"], cwd=root, env=env)
+        return run(["write-tree"], cwd=root, env=env).decode().strip()
+
+    return _with_index_copy(root, work)
+
+
+def hidden_edits(root: Path) -> list[str]:
+    """Index entries git is told not to look at (assume-unchanged, skip-worktree)."""
+    out = run(["ls-files", "-v", "-z"], cwd=root)
+    hidden = []
+    for rec in out.split(b"\0"):
+        if len(rec) > 2 and (rec[:1].islower() or rec[:1] == b"S"):
+            hidden.append(os.fsdecode(rec[2:]))
+    return hidden
+
+
+def tree_without(root: Path, tree: str, parts: Sequence[str]) -> str:
+    """`tree` with the entry at `parts` (a path split at `/`) removed, built with mktree."""
+    if not parts:
+        return tree
+    listing = run(["ls-tree", "-z", "--full-tree", tree], cwd=root)
+    entries = [e for e in listing.split(b"\0") if e]
+    name = os.fsencode(parts[0])
+    out = []
+    for entry in entries:
+        meta, _, entry_name = entry.partition(b"\t")
+        if entry_name != name:
+            out.append(entry)
+            continue
+        if len(parts) == 1:
+            continue  # drop it
+        mode, kind, oid = meta.split(b" ")
+        if kind != b"tree":
+            out.append(entry)
+            continue
+        inner = tree_without(root, oid.decode(), parts[1:])
+        out.append(mode + b" tree " + inner.encode() + b"\t" + entry_name)
+    return run(["mktree", "-z"], cwd=root, stdin=b"".join(e + b"\0" for e in out)).decode().strip()
+
+
+def changed_paths(root: Path, old_tree: str, new_tree: str, limit: int) -> list[str]:
+    """Up to `limit` paths that differ between two trees."""
+    out = run(
+        ["diff-tree", "-r", "-z", "--name-only", "--no-renames", "--ignore-submodules=none", old_tree, new_tree],
+        cwd=root,
+    )
+    return [os.fsdecode(p) for p in out.split(b"\0") if p][:limit]

@@ -12,7 +12,10 @@ from typing import Any
 
 # C0/C1 controls (terminal escapes among them), bidirectional overrides (text that
 # reads differently than it is stored) and lone surrogates (unencodable).
-UNSAFE_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
+_UNSAFE = "\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff"
+UNSAFE_CHARS = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_UNSAFE}]")
+# The same, but newlines and tabs are allowed: captured command output.
+UNSAFE_TEXT_CHARS = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_UNSAFE}]")
 
 
 class StrictJSONError(ValueError):
@@ -40,12 +43,12 @@ def _float(text: str) -> Any:
     raise StrictJSONError(f"non-integer number {text[:20]} is not allowed")
 
 
-def _check_strings(value: Any) -> None:
+def _check_strings(value: Any, *, text_ok: bool = False) -> None:
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if UNSAFE_CHARS.search(item):
+            if (UNSAFE_TEXT_CHARS if text_ok else UNSAFE_CHARS).search(item):
                 raise StrictJSONError(
                     "a string holds a control or bidirectional-override character, or a lone surrogate"
                 )
@@ -56,8 +59,10 @@ def _check_strings(value: Any) -> None:
             stack.extend(item)
 
 
-def loads(text: str) -> Any:
-    """Parse JSON text strictly; raise StrictJSONError with a readable reason."""
+def loads(text: str, *, text_ok: bool = False) -> Any:
+    """Parse JSON text strictly; raise StrictJSONError with a readable reason.
+
+    `text_ok` lets strings hold newlines and tabs (captured command output)."""
     try:
         value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float)
     except StrictJSONError:
@@ -68,12 +73,12 @@ def loads(text: str) -> Any:
         raise StrictJSONError("nesting too deep") from None
     except ValueError as exc:  # e.g. an integer beyond Python's digit limit
         raise StrictJSONError(str(exc)[:120]) from None
-    _check_strings(value)
+    _check_strings(value, text_ok=text_ok)
     return value
 
 
-def loads_object(text: str) -> dict[str, Any]:
-    value = loads(text)
+def loads_object(text: str, *, text_ok: bool = False) -> dict[str, Any]:
+    value = loads(text, text_ok=text_ok)
     if not isinstance(value, dict):
         raise StrictJSONError(f"expected a JSON object, got {type(value).__name__}")
     return value

@@ -68,7 +68,9 @@ def _config(read: Mapping[str, bytes]) -> config_mod.Config:
         key,
         lambda: (config_mod.parse(own, pyproject), []),
         dataclasses.asdict,
-        lambda doc: config_mod.Config(**doc),
+        lambda doc: config_mod.Config(
+            **{**doc, "evidence_stages": tuple(doc["evidence_stages"]), "review_stages": tuple(doc["review_stages"])}
+        ),
     )
     return cfg if cfg is not None else config_mod.parse(own, pyproject)
 

@@ -1,4 +1,4 @@
-"""`harness-gate demo` walks the lifecycle in a throwaway repository and succeeds."""
+"""`harness-gate demo` walks the whole lifecycle in a throwaway repository and succeeds."""
 
 from __future__ import annotations
 
@@ -8,12 +8,17 @@ from pathlib import Path
 
 
 def test_demo_runs_end_to_end(tmp_path: Path) -> None:
-    res = subprocess.run([sys.executable, "-m", "harness_gate", "demo"], cwd=tmp_path, capture_output=True, check=False)
+    res = subprocess.run(
+        [sys.executable, "-m", "harness_gate", "demo"], cwd=tmp_path, capture_output=True, check=False
+    )
     out = res.stdout.decode()
     assert res.returncode == 0, out + res.stderr.decode()
     assert "UNEXPECTED" not in out
-    assert "HG208" in out  # the refused `yes`
-    assert "HG203" in out  # the edited approved plan
-    assert "state:      executing  (write authority: yes)" in out
+    # Every block of the story, in order: refused answer, boundary, stale evidence.
+    order = [out.index(marker) for marker in ("HG208", "HG101", "HG302 `tests`: tree-moved", "differs in src/calc.py")]
+    assert order == sorted(order)
+    assert "wrote harness/plans/add/002-completion.md" in out
+    assert "state:      completed  (write authority: no)" in out
+    assert out.count("-> exit 0 (as expected)") >= 10
     assert out.rstrip().endswith("Demo finished: every step behaved as shown.")
     assert list(tmp_path.iterdir()) == []  # nothing left behind in the caller's directory

@@ -13,6 +13,7 @@ import pytest
 from harness_gate import templates
 from tests.helpers import TREE, Repo, plan_sha, sha
 
+BOUNDARY_ONLY = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\n'
 HOOK = f"""#!/bin/sh
 exec "{sys.executable}" -m harness_gate check --stage pre-commit --staged
 """
@@ -31,13 +32,17 @@ def staged(repo: Repo) -> tuple[int, list[tuple[str, str]]]:
 
 @pytest.fixture
 def gated(repo: Repo) -> Repo:
-    """A repository with harness-gate set up and an approved plan for `src/**`, committed."""
+    """A repository with harness-gate set up and an approved plan for `src/**`, committed.
+
+    Evidence and reviews are switched off here: these tests are about the boundary
+    (tests/test_evidence.py covers the stages that require them)."""
     repo.write("README.md", "hello\n")
     repo.write("src/a.py", "a = 1\n")
     repo.write("other.py", "x = 1\n")
     repo.git("add", "-A")
     repo.git("commit", "-qm", "init")
     assert repo.cli("init").exit_code == 0
+    repo.write(".harness-gate.toml", BOUNDARY_ONLY)
     repo.git("add", "-A")
     repo.git("commit", "-qm", "adopt harness-gate")  # the adopting commit: inactive before it
     repo.new_plan("p1", ("src/**",))

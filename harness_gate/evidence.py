@@ -1,0 +1,223 @@
+"""Verification evidence (`evidence.jsonl`): records, the policy hash and freshness.
+
+Evidence is fresh for a state when, for every required command of the effective
+policy, the newest record for it matches the state's tree fingerprint, the plan hash
+and the policy hash, and says PASS. Reading the newest records walks the log from its
+end, so a long log costs no more than a short one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness_gate import jsonstrict, schema
+from harness_gate.findings import Finding, finding
+
+SCHEMA_ID = "harness-gate.evidence/v1"
+KEY_ORDER = [
+    "schema", "command_id", "command", "exit_code", "status", "key_output", "timestamp", "duration_ms", "tree",
+    "plan_sha256", "policy",
+]  # fmt: skip
+KEY_OUTPUT_CHARS = 4000
+_ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
+
+
+@dataclass(frozen=True)
+class Record:
+    command_id: str
+    command: str
+    exit_code: int | None
+    status: str
+    key_output: str
+    timestamp: str
+    duration_ms: int
+    tree: str
+    plan_sha256: str
+    policy: str
+    line: int  # 1-based; 0 when counted from the end and the start was not reached
+    sha256: str  # of the line's bytes: what reviews and completions cite
+
+
+def policy_hash(verification: Mapping[str, Any]) -> str:
+    """sha256 of the effective verification policy, canonically encoded."""
+    canonical = jsonstrict.dumps_canonical(_sorted(verification))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def clean_output(text: str) -> str:
+    """The tail of a command's output, safe to store and to show: colour codes and
+    control characters removed, newlines and tabs kept, capped."""
+    text = _ANSI.sub("", text.replace("\r\n", "\n"))
+    return jsonstrict.UNSAFE_TEXT_CHARS.sub("\ufffd", text)[-KEY_OUTPUT_CHARS:]
+
+
+def record_line(
+    *,
+    command_id: str,
+    command: str,
+    exit_code: int | None,
+    status: str,
+    key_output: str,
+    duration_ms: int,
+    tree: str,
+    plan_sha256: str,
+    policy: str,
+    now: dt.datetime | None = None,
+) -> str:
+    when = (now or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc)
+    obj = {
+        "schema": SCHEMA_ID,
+        "command_id": command_id,
+        "command": command,
+        "exit_code": exit_code,
+        "status": status,
+        "key_output": clean_output(key_output),
+        "timestamp": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "duration_ms": duration_ms,
+        "tree": tree,
+        "plan_sha256": plan_sha256,
+        "policy": policy,
+    }
+    line = jsonstrict.dumps_canonical(obj)
+    rec, why = parse_line(line.encode("utf-8"), 0)
+    if rec is None:  # the writer obeys the reader's rules, or writes nothing
+        raise ValueError(why)
+    return line + "\n"
+
+
+def parse_line(raw: bytes, number: int) -> tuple[Record | None, str]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not valid UTF-8"
+    try:
+        obj = jsonstrict.loads_object(text, text_ok=True)
+    except jsonstrict.StrictJSONError as exc:
+        return None, f"invalid JSON: {exc}"
+    if obj.get("schema") != SCHEMA_ID:
+        return None, f"unknown schema {str(obj.get('schema'))[:60]!r} (expected {SCHEMA_ID})"
+    problems = schema.errors("evidence", obj)
+    if problems:
+        return None, problems[0]
+    if obj["status"] == "PASS" and obj["exit_code"] != 0:
+        return None, "status PASS with a non-zero exit code"
+    if obj["status"] == "TIMEOUT" and obj["exit_code"] is not None:
+        return None, "status TIMEOUT carries no exit code"
+    if list(obj) != KEY_ORDER or jsonstrict.dumps_canonical(obj) != text:
+        return None, "not in canonical form (extra characters, spacing or key order)"
+    fields = {k: obj[k] for k in KEY_ORDER[1:]}
+    return Record(**fields, line=number, sha256=hashlib.sha256(raw).hexdigest()), ""
+
+
+def _lines_from_end(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) from the last line backwards, without splitting the whole log."""
+    end = len(data)
+    if end and data[end - 1 : end] == b"\n":
+        end -= 1
+    while end > 0:
+        start = data.rfind(b"\n", 0, end) + 1
+        yield start, data[start:end]
+        end = start - 1
+
+
+def newest(path: str, data: bytes, wanted: Sequence[str]) -> tuple[dict[str, Record], list[Finding]]:
+    """The newest record of each wanted command id, read from the end of the log.
+
+    A bad line met on the way is a finding: a gate that skipped it could be fooled by
+    whatever it hides. Lines older than the newest wanted records are not read here;
+    `validate` reads them all, and each commit's appended lines are validated when they
+    are committed.
+    """
+    found: dict[str, Record] = {}
+    problems: list[Finding] = []
+    if data and not data.endswith(b"\n"):
+        problems.append(finding("HG307", path, "the last record is truncated (no final newline)"))
+    todo = set(wanted)
+    for _, raw in _lines_from_end(data):
+        if not todo:
+            break
+        rec, why = parse_line(raw, 0)
+        if rec is None:
+            problems.append(finding("HG307", path, why))
+            continue
+        if rec.command_id in todo:
+            found[rec.command_id] = rec
+            todo.discard(rec.command_id)
+    return found, problems
+
+
+def validate(path: str, data: bytes, *, first_line: int = 1) -> list[Finding]:
+    """Every line of (a part of) the log must be a valid record."""
+    problems: list[Finding] = []
+    if data and not data.endswith(b"\n"):
+        problems.append(
+            finding(
+                "HG307", path, "the last record is truncated (no final newline)", line=first_line + data.count(b"\n")
+            )
+        )
+    lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines.pop()
+    for n, raw in enumerate(lines, start=first_line):
+        rec, why = parse_line(raw, n)
+        if rec is None:
+            problems.append(finding("HG307", path, why, line=n))
+    return problems
+
+
+@dataclass(frozen=True)
+class Freshness:
+    command_id: str
+    reason: str  # "fresh", "missing", "tree-moved", "plan-changed", "command-drift", "failed", "timeout"
+    record: Record | None
+    detail: str = ""
+
+    @property
+    def fresh(self) -> bool:
+        return self.reason == "fresh"
+
+
+REASON_CODES = {
+    "missing": "HG301",
+    "tree-moved": "HG302",
+    "plan-changed": "HG303",
+    "command-drift": "HG304",
+    "failed": "HG305",
+    "timeout": "HG306",
+}
+
+
+def freshness(
+    records: Mapping[str, Record], commands: Sequence[Mapping[str, Any]], *, tree: str, plan_sha256: str, policy: str
+) -> list[Freshness]:
+    out = []
+    for cmd in commands:
+        rec = records.get(cmd["id"])
+        if rec is None:
+            out.append(Freshness(cmd["id"], "missing", None))
+        elif rec.command != cmd["command"] or rec.policy != policy:
+            out.append(Freshness(cmd["id"], "command-drift", rec, f"recorded `{rec.command}`"))
+        elif rec.plan_sha256 != plan_sha256:
+            out.append(Freshness(cmd["id"], "plan-changed", rec))
+        elif rec.tree != tree:
+            out.append(Freshness(cmd["id"], "tree-moved", rec))
+        elif rec.status == "FAIL":
+            out.append(Freshness(cmd["id"], "failed", rec, f"exit code {rec.exit_code}"))
+        elif rec.status == "TIMEOUT":
+            out.append(Freshness(cmd["id"], "timeout", rec))
+        else:
+            out.append(Freshness(cmd["id"], "fresh", rec))
+    return out

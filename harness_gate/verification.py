@@ -1,0 +1,238 @@
+"""`verify`, `record` and `fingerprint`: evidence for exact trees, and its freshness.
+
+The fingerprint of a state is the git tree id of its content with the artifacts root
+removed. Anyone can reproduce it with plumbing (docs/evidence.md):
+
+    git rev-parse HEAD^{tree}                               # a commit's tree
+    git ls-tree HEAD | grep -v "	harness$" | git mktree     # ... without the artifacts root
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness_gate import evidence, fsutil, git, lifecycle, plans, runner, snapshot
+from harness_gate.config import Config
+from harness_gate.errors import HarnessGateError
+from harness_gate.findings import Finding, finding
+from harness_gate.report import Report
+
+SHOWN_PATHS = 10
+
+
+def _strip(root: Path, tree: str, cfg: Config) -> str:
+    return git.tree_without(root, tree, cfg.artifacts_dir.split("/"))
+
+
+def fingerprint_worktree(root: Path, cfg: Config) -> str:
+    return _strip(root, git.worktree_tree(root), cfg)
+
+
+def fingerprint_index(root: Path, cfg: Config) -> str:
+    return _strip(root, git.index_tree(root), cfg)
+
+
+def fingerprint_commit(root: Path, rev: str, cfg: Config) -> str:
+    return _strip(root, git.commit_tree(root, rev), cfg)
+
+
+def fingerprint(cwd: Path, source: str) -> Report:
+    root = git.toplevel(cwd)
+    snap = snapshot.from_worktree(root)
+    cfg = snap.config
+    if source == "worktree":
+        tree = fingerprint_worktree(root, cfg)
+    elif source == "index":
+        tree = fingerprint_index(root, cfg)
+    else:
+        rev = git.resolve(root, source)
+        if rev is None:
+            raise HarnessGateError("HG904", f"{source!r} does not name a commit")
+        tree = fingerprint_commit(root, rev, cfg)
+    return Report("fingerprint", data={"source": source, "tree": tree}, lines=(tree,))
+
+
+def plan_for(snap: snapshot.Snapshot, plan_id: str | None) -> tuple[plans.PlanFolder, lifecycle.Lifecycle]:
+    if plan_id is None:
+        plan_id, problems = plans.active_plan_id(snap)
+        if plan_id is None:
+            raise HarnessGateError(problems[0].code, problems[0].message)
+    folder = plans.load(snap, plan_id)
+    life = lifecycle.replay(folder)
+    if folder.plan is None or life.policy is None or life.plan_sha256 is None:
+        problems = [*folder.findings, *life.findings]
+        what = problems[0].message if problems else "it does not parse"
+        raise HarnessGateError("HG201", f"plan `{plan_id}` cannot be verified: {what}")
+    return folder, life
+
+
+def required_commands(life: lifecycle.Lifecycle) -> list[Mapping[str, Any]]:
+    assert life.policy is not None  # noqa: S101  (checked by plan_for)
+    commands: list[Mapping[str, Any]] = life.policy.verification["required_commands"]
+    return commands
+
+
+def _log(root: Path, folder: plans.PlanFolder) -> Path:
+    return root / folder.path / "evidence.jsonl"
+
+
+def _refuse_hidden(root: Path) -> None:
+    hidden = git.hidden_edits(root)
+    if hidden:
+        raise HarnessGateError(
+            "HG308",
+            f"the index hides edits to {len(hidden)} path(s) ({', '.join(hidden[:3])}): "
+            "evidence would speak of a tree that is not on disk",
+        )
+
+
+def _run_and_record(
+    root: Path,
+    cfg: Config,
+    log: Path,
+    *,
+    command_id: str,
+    command: str,
+    shell: bool,
+    timeout: float,
+    plan_sha256: str,
+    policy: str,
+) -> tuple[str, evidence.Record]:
+    before = fingerprint_worktree(root, cfg)
+    outcome = runner.run(command, shell=shell, timeout=timeout, cwd=root)
+    after = fingerprint_worktree(root, cfg)
+    status, output = outcome.status, outcome.output
+    if after != before:
+        # Evidence speaks of one tree; a command that rewrote the tree tested another.
+        status = "FAIL" if status == "PASS" else status
+        output += "\n[harness-gate] the command changed the work tree: the evidence is not for the tree you commit"
+    exit_code = outcome.exit_code if status != "TIMEOUT" else None
+    if status == "FAIL" and exit_code == 0:
+        exit_code = 1  # recorded as a failure: a PASS record always carries exit code 0
+    line = evidence.record_line(
+        command_id=command_id,
+        command=command,
+        exit_code=exit_code,
+        status=status,
+        key_output=output,
+        duration_ms=outcome.duration_ms,
+        tree=before,
+        plan_sha256=plan_sha256,
+        policy=policy,
+    )
+    try:
+        fsutil.append_line_atomic(log, line.encode("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise HarnessGateError("HG903", f"cannot append to {log}: {exc}") from None
+    rec, _ = evidence.parse_line(line[:-1].encode("utf-8"), 0)
+    assert rec is not None  # noqa: S101  (record_line checked it)
+    return before, rec
+
+
+def _check_log(root: Path, folder: plans.PlanFolder, snap: snapshot.Snapshot) -> None:
+    rel = f"{folder.path}/evidence.jsonl"
+    data = snap.files.get(rel)
+    if data is not None:
+        problems = evidence.validate(rel, data)
+        if problems:
+            raise HarnessGateError("HG307", f"{rel} is invalid ({problems[0].message}); nothing appended")
+
+
+def verify(cwd: Path, plan_id: str | None, only: Sequence[str]) -> Report:
+    root = git.toplevel(cwd)
+    snap = snapshot.from_worktree(root)
+    folder, life = plan_for(snap, plan_id)
+    _refuse_hidden(root)
+    _check_log(root, folder, snap)
+    commands = required_commands(life)
+    known = {c["id"] for c in commands}
+    unknown = [i for i in only if i not in known]
+    if unknown:
+        raise HarnessGateError("HG904", f"--only {unknown[0]!r} is not a required command ({', '.join(sorted(known))})")
+    assert life.policy is not None and life.plan_sha256 is not None  # noqa: S101
+    policy = evidence.policy_hash(life.policy.verification)
+    lines: list[str] = []
+    found: list[Finding] = []
+    log = _log(root, folder)
+    for cmd in commands:
+        if only and cmd["id"] not in only:
+            continue
+        tree, rec = _run_and_record(
+            root, snap.config, log, command_id=cmd["id"], command=cmd["command"], shell=cmd.get("shell", False),
+            timeout=cmd["timeout_seconds"], plan_sha256=life.plan_sha256, policy=policy,
+        )  # fmt: skip
+        lines.append(
+            f"{cmd['id']:16} {rec.status:7} {rec.duration_ms / 1000:.1f}s  tree {tree[:12]}  `{cmd['command']}`"
+        )
+        if rec.status != "PASS":
+            code = "HG305" if rec.status == "FAIL" else "HG306"
+            tail = rec.key_output.strip().splitlines()[-3:]
+            found.append(finding(code, f"{folder.path}/evidence.jsonl", f"`{cmd['id']}`: {' | '.join(tail)[:300]}"))
+    lines.append(f"recorded in {folder.path}/evidence.jsonl; commit it with the tree it speaks of")
+    return Report("verify", tuple(found), {"plan": folder.plan_id}, lines=tuple(lines))
+
+
+def record(cwd: Path, plan_id: str | None, command_id: str, argv: Sequence[str], timeout: int) -> Report:
+    if not argv:
+        raise HarnessGateError("HG904", "give the command after `--`: harness-gate record -- CMD ARGS...")
+    root = git.toplevel(cwd)
+    snap = snapshot.from_worktree(root)
+    folder, life = plan_for(snap, plan_id)
+    if command_id in {c["id"] for c in required_commands(life)}:
+        raise HarnessGateError(
+            "HG904", f"`{command_id}` is a required command: use `harness-gate verify --only {command_id}`"
+        )
+    _refuse_hidden(root)
+    _check_log(root, folder, snap)
+    assert life.policy is not None and life.plan_sha256 is not None  # noqa: S101
+    command = shlex.join(argv)
+    tree, rec = _run_and_record(
+        root, snap.config, _log(root, folder), command_id=command_id, command=command, shell=False,
+        timeout=timeout, plan_sha256=life.plan_sha256, policy=evidence.policy_hash(life.policy.verification),
+    )  # fmt: skip
+    found = [] if rec.status == "PASS" else [finding(
+        "HG305" if rec.status == "FAIL" else "HG306", f"{folder.path}/evidence.jsonl", f"`{command_id}`: {rec.status}"
+    )]  # fmt: skip
+    return Report("record", tuple(found), {"plan": folder.plan_id}, lines=(
+        f"{command_id} {rec.status} {rec.duration_ms / 1000:.1f}s tree {tree[:12]} `{command}`",
+    ))  # fmt: skip
+
+
+# -- freshness for a state ------------------------------------------------------------
+
+
+def state_freshness(
+    snap: snapshot.Snapshot, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
+) -> tuple[list[evidence.Freshness], list[Finding]]:
+    """Freshness of every required command for the state whose fingerprint is `tree`."""
+    if life.policy is None or life.plan_sha256 is None:
+        return [], []
+    rel = f"{folder.path}/evidence.jsonl"
+    commands = required_commands(life)
+    records, problems = evidence.newest(rel, snap.files.get(rel, b""), [c["id"] for c in commands])
+    policy = evidence.policy_hash(life.policy.verification)
+    fresh = evidence.freshness(records, commands, tree=tree, plan_sha256=life.plan_sha256, policy=policy)
+    return fresh, problems
+
+
+def freshness_findings(
+    root: Path, snap: snapshot.Snapshot, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
+) -> list[Finding]:
+    fresh, problems = state_freshness(snap, folder, life, tree)
+    rel = f"{folder.path}/evidence.jsonl"
+    out = list(problems)
+    for f in fresh:
+        if f.fresh:
+            continue
+        message = f"`{f.command_id}`: {f.reason}"
+        if f.reason == "tree-moved" and f.record is not None:
+            paths = git.changed_paths(root, f.record.tree, tree, SHOWN_PATHS + 1)
+            shown = ", ".join(paths[:SHOWN_PATHS]) + (" ..." if len(paths) > SHOWN_PATHS else "")
+            message += f" (verified tree {f.record.tree[:12]}, this tree {tree[:12]}; differs in {shown or 'no file'})"
+        elif f.detail:
+            message += f" ({f.detail})"
+        out.append(finding(evidence.REASON_CODES[f.reason], rel, message))
+    return out
