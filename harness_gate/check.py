@@ -9,6 +9,7 @@ HEAD for the index, the range's base otherwise.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -154,12 +155,8 @@ def _check_index(
         return [], {"active": False, "changes": 0, "commits": 0}, None
     changes = git.staged_changes(root, head or git.empty_tree(root))
     others = git.merge_heads(location) if head else []
-    if others:
-        # A merge being committed: judge only what it adds beyond every parent.
-        keep = {c.path for c in changes}
-        for other in others:
-            keep &= {c.path for c in git.staged_changes(root, other)}
-        changes = [c for c in changes if c.path in keep]
+    if others and head is not None:
+        changes = _merge_own(root, changes, [git.staged_changes(root, o) for o in others], [head, *others], None)
     new = snapshot.from_index(root, cfg)
     if head is None and not _active(cfg, new):
         return [], {"active": False, "changes": 0, "commits": 0}, None
@@ -172,7 +169,29 @@ def _check_index(
     prefix = cfg.artifacts_dir + "/"
     code = any(not gate.decode(c.path).startswith(prefix) for c in changes)
     state = Head(new, lambda: verification.fingerprint_index(root, cfg), code)
-    return gate.check_state(gate.State("index", changes, new, olds), plan_id), data, state
+    return gate.check_state(gate.State("index", None, changes, new, olds), plan_id), data, state
+
+
+def _merge_own(
+    root: Path,
+    first: Sequence[git.Change],
+    rest: Sequence[Sequence[git.Change]],
+    parents: Sequence[str],
+    result: str | None,
+) -> list[git.Change]:
+    """What a merge adds beyond its parents: the paths that differ from every parent,
+    plus a parent's change that the result does not keep (`-s ours`, a conflict resolved
+    by dropping one side). `first` is the diff against the first parent."""
+    keep = {c.path for c in first}
+    for other in rest:
+        keep &= {c.path for c in other}
+    own = [c for c in first if c.path in keep]
+    seen = set(keep)
+    for change in git.merge_dropped(root, parents, result):
+        if change.path not in seen:
+            seen.add(change.path)
+            own.append(change)
+    return own
 
 
 def _check_commits(
@@ -181,44 +200,52 @@ def _check_commits(
     new_ref = git.resolve(root, mode.new)
     if new_ref is None:
         raise usage(f"{mode.new!r} does not name a commit")
-    exclude: list[str] = []
-    trusted: str | None
     if mode.kind == "push-new":
-        listing = git.commits(root, new_ref, [], not_remote=mode.old)
-        trusted = listing[0].parents[0] if listing and listing[0].parents else None
-    else:
-        old_ref = git.resolve(root, mode.old) if set(mode.old) != {"0"} else None
-        if old_ref is None:
-            if git.is_shallow(root):
-                raise HarnessGateError("HG905", f"{mode.old!r} is not in this shallow clone")
-            if mode.kind == "range" and os.environ.get("PRE_COMMIT_REMOTE_NAME"):
-                # A force-push over a commit never fetched: the remote's branches bound it.
-                listing = git.commits(root, new_ref, [], not_remote=os.environ["PRE_COMMIT_REMOTE_NAME"])
-                trusted = listing[0].parents[0] if listing and listing[0].parents else None
-                return _judge(
-                    root, listing, trusted=trusted, head_oid=new_ref, plan_id=plan_id, config_file=config_file
-                )
-            raise usage(f"{mode.old!r} does not name a commit")
-        if mode.kind == "base" and git.merge_base(root, old_ref, new_ref) is None:
-            if git.is_shallow(root):
-                raise HarnessGateError("HG905", f"no merge base of {mode.old} and {mode.new} in this shallow clone")
-            raise usage(f"{mode.old} and {mode.new} share no history; nothing can be compared")
-        exclude = [old_ref]
-        trusted = old_ref
-        listing = git.commits(root, new_ref, exclude)
-    return _judge(root, listing, trusted=trusted, head_oid=new_ref, plan_id=plan_id, config_file=config_file)
+        return _push_new(root, new_ref, mode.old, plan_id, config_file)
+    old_ref = git.resolve(root, mode.old) if set(mode.old) != {"0"} else None
+    if old_ref is None:
+        if git.is_shallow(root):
+            raise HarnessGateError("HG905", f"{mode.old!r} is not in this shallow clone")
+        remote = os.environ.get("PRE_COMMIT_REMOTE_NAME")
+        if mode.kind == "range" and remote:
+            # A force-push over a commit never fetched: the remote's branches bound it.
+            return _push_new(root, new_ref, remote, plan_id, config_file)
+        raise usage(f"{mode.old!r} does not name a commit")
+    if mode.kind == "base" and git.merge_base(root, old_ref, new_ref) is None:
+        if git.is_shallow(root):
+            raise HarnessGateError("HG905", f"no merge base of {mode.old} and {mode.new} in this shallow clone")
+        raise usage(f"{mode.old} and {mode.new} share no history; nothing can be compared")
+    listing = git.commits(root, new_ref, [old_ref])
+    trusted_cfg = _config(root, config_file, old_ref)
+    if _active(trusted_cfg, snapshot.from_commit(root, old_ref, trusted_cfg)):
+        return _judge(root, listing, cfg=trusted_cfg, head_oid=new_ref, plan_id=plan_id, every=True)
+    # The base predates adoption: judge every commit made with the gate on, under the
+    # configuration the pushed head carries (there is no older one to trust).
+    cfg = _config(root, config_file, new_ref)
+    return _judge(root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=False)
+
+
+def _push_new(
+    root: Path, new_ref: str, remote: str, plan_id: str | None, config_file: str | None
+) -> tuple[list[Finding], dict[str, Any], Head | None]:
+    """A push with no usable old tip: every commit the remote's branches do not have."""
+    listing = git.commits(root, new_ref, [], not_remote=remote)
+    cfg = _config(root, config_file, new_ref)
+    # A repository's first push may carry history from before it adopted harness-gate;
+    # a branch pushed to a remote that already has branches (an orphan, say) is judged whole.
+    first_push = not git.remote_has_branches(root, remote)
+    return _judge(root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=not first_push)
 
 
 def _judge(
     root: Path,
     listing: Sequence[git.Commit],
     *,
-    trusted: str | None,
+    cfg: config_mod.Config,
     head_oid: str,
     plan_id: str | None,
-    config_file: str | None,
+    every: bool,
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
-    cfg = _config(root, config_file, trusted or (listing[0].oid if listing else None))
     states: dict[str, snapshot.Snapshot] = {}
 
     def state_of(oid: str) -> snapshot.Snapshot:
@@ -226,40 +253,43 @@ def _judge(
             states[oid] = snapshot.from_commit(root, oid, cfg)
         return states[oid]
 
+    @functools.cache
+    def on_at(oid: str) -> bool:
+        # That commit's own files: its configuration, or its artifacts root.
+        return snapshot.read_config(root, oid).source is not None or state_of(oid).has_root
+
     findings: list[Finding] = []
     changes = 0
-    if trusted is not None and not _active(cfg, state_of(trusted)):
-        return findings, {"active": False, "changes": 0, "commits": len(listing)}, None
     checked = 0
     code = False
     prefix = cfg.artifacts_dir + "/"
     for commit in listing:
-        if trusted is None and not _gate_was_on(commit, state_of):
-            # History from before the repository adopted harness-gate (a first push).
-            continue
+        if not every and not _gate_was_on(commit, on_at):
+            continue  # history from before the repository adopted harness-gate
         checked += 1
-        code = code or any(not gate.decode(c.path).startswith(prefix) for c in commit.changes)
-        new = state_of(commit.oid)
+        own = list(commit.changes)
+        if len(commit.parents) > 1:
+            own = _merge_own(root, own, [], commit.parents, commit.oid)
+        code = code or any(not gate.decode(c.path).startswith(prefix) for c in own)
+        changes += len(own)
         parents = commit.parents
-        changes += len(commit.changes)
-        state = gate.State(
-            f"commit {commit.oid}",
-            commit.changes,
-            new,
-            lambda parents=parents: [state_of(p) for p in parents] or [snapshot.empty(root, cfg)],  # type: ignore[misc]
-        )
+
+        def olds(parents: tuple[str, ...] = parents) -> list[snapshot.Snapshot]:
+            return [state_of(p) for p in parents] or [snapshot.empty(root, cfg)]
+
+        state = gate.State(f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds)
         findings.extend(gate.check_state(state, plan_id, prefix=f"commit {commit.oid[:12]}: "))
-    active = trusted is not None or checked > 0
+    active = every or checked > 0
     head = Head(state_of(head_oid), lambda: verification.fingerprint_commit(root, head_oid, cfg), code)
     return findings, {"active": active, "changes": changes, "commits": checked}, head
 
 
-def _gate_was_on(commit: git.Commit, state_of: Callable[[str], snapshot.Snapshot]) -> bool:
+def _gate_was_on(commit: git.Commit, on_at: Callable[[str], bool]) -> bool:
     """With no trusted base, a commit is judged when its parent had the gate on (a root
     commit: when it turns the gate on itself)."""
     if commit.parents:
-        return any(state_of(p).active for p in commit.parents)
-    return state_of(commit.oid).active
+        return any(on_at(p) for p in commit.parents)
+    return on_at(commit.oid)
 
 
 # -- explain ---------------------------------------------------------------------------
@@ -268,9 +298,14 @@ def _gate_was_on(commit: git.Commit, state_of: Callable[[str], snapshot.Snapshot
 def run_explain(cwd: Path, paths: Sequence[str], plan_id: str | None) -> Report:
     """Which rule or pattern allows or blocks each path, judged on the index."""
     root = git.toplevel(cwd)
+    if plan_id is not None and not plans.PLAN_ID.match(plan_id):
+        raise usage(f"--plan {plan_id!r} is not a valid plan id")
     head = git.head(root)
     cfg = snapshot.read_config(root, head)
     new = snapshot.from_index(root, cfg)
+    trusted = snapshot.from_commit(root, head, cfg) if head else new
+    if not _active(cfg, trusted):
+        return Report("explain", data={"active": False}, lines=(INACTIVE,))
     if plan_id is None:
         plan_id, _ = plans.active_plan_id(new)
     lines: list[str] = []
@@ -286,12 +321,27 @@ def run_explain(cwd: Path, paths: Sequence[str], plan_id: str | None) -> Report:
     blocked_any = False
     for raw in paths:
         rel = _relative(root, cwd, raw)
-        verdict, why = _explain_one(rel, cfg, allowed, exact, life)
+        verdict, why = _explain_one(rel, cfg, allowed, exact, life, trusted=trusted)
         blocked_any = blocked_any or verdict == "blocked"
         rows.append({"path": rel, "verdict": verdict, "reason": why})
         lines.append(f"{verdict:8} {rel}: {why}")
     data = {"plan": plan_id, "paths": rows}
     return Report("explain", data=data, lines=tuple(lines), exit_override=1 if blocked_any else 0)
+
+
+def _explain_artifact(rel: str, cfg: config_mod.Config, trusted: snapshot.Snapshot) -> tuple[str, str]:
+    """The artifact rules, as the gate applies them to a change of `rel`."""
+    parts = rel[len(cfg.artifacts_dir) + 1 :].split("/")
+    committed = rel in trusted.files
+    if len(parts) == 3 and parts[0] == "plans" and committed:
+        name = parts[2]
+        if name in gate.APPEND_ONLY:
+            return "allowed", "an append-only log: lines may be added, never changed or removed (HG211)"
+        if gate.was_approved(trusted, parts[1], name, trusted.files[rel]):
+            return "blocked", "HG210: an approved artifact never changes; write a Plan Amendment"
+        if plans.NUMBERED.match(name) and not gate.amendable(name):
+            return "blocked", "HG212: a committed lifecycle record never changes"
+    return "allowed", "inside the artifacts root: no plan needed, but it must be a valid artifact"
 
 
 def _relative(root: Path, cwd: Path, raw: str) -> str:
@@ -308,6 +358,8 @@ def _explain_one(
     allowed: boundary_mod.Boundary | None,
     exact: set[str],
     life: lifecycle.Lifecycle | None,
+    *,
+    trusted: snapshot.Snapshot,
 ) -> tuple[str, str]:
     raw = rel.encode("utf-8", "surrogateescape")
     if gate.CONTROL.search(raw):
@@ -316,7 +368,7 @@ def _explain_one(
     if variant:
         return "blocked", f"HG106: a case variant of the protected `{variant}`"
     if rel.startswith(cfg.artifacts_dir + "/"):
-        return "allowed", "inside the artifacts root: governed by artifact rules, not by the plan"
+        return _explain_artifact(rel, cfg, trusted)
     if life is None or allowed is None or not life.grants_writes:
         state = life.state.value if life else "no active plan"
         return "blocked", f"no write authority ({state})"

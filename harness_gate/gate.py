@@ -8,7 +8,6 @@ absence of blocking findings, after every state has been checked.
 from __future__ import annotations
 
 import functools
-import posixpath
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
 # Protected everywhere in the tree (by file name), at the root, or as a directory prefix.
 PROTECTED_NAMES = (".gitattributes", ".gitignore")
 PROTECTED_ROOT = (
+    ".github",  # a file or symlink in place of the directory
     ".gitmodules",
     ".pre-commit-config.yaml",
     CONFIG_FILE,
@@ -48,8 +48,10 @@ def show(path: bytes) -> str:
     return path.decode("utf-8", "backslashreplace")
 
 
-def protected(path: str, config_source: str | None) -> str | None:
+def protected(path: str, config_source: str | None, artifacts_dir: str = "") -> str | None:
     """Why `path` is protected, or None. Compared exactly; see `case_variant`."""
+    if path == artifacts_dir:
+        return "the artifacts root must be a directory of artifacts"
     name = path.rsplit("/", 1)[-1]
     if name in PROTECTED_NAMES:
         return f"`{name}` files change how git treats paths"
@@ -78,7 +80,9 @@ def case_variant(path: str, config_source: str | None, artifacts_dir: str) -> st
         hit = "pyproject.toml"
     if hit is None:
         hit = next((d for d in PROTECTED_DIRS if folded.startswith(d)), None)
-    if hit is None or protected(path, config_source) is not None:
+    if hit is None and folded == artifacts_dir.casefold() and path != artifacts_dir:
+        hit = artifacts_dir
+    if hit is None or protected(path, config_source, artifacts_dir) is not None:
         return None  # unrelated, or the exact spelling (judged as protected elsewhere)
     return hit
 
@@ -88,6 +92,7 @@ class State:
     """One state change to judge."""
 
     label: str  # "index" or "commit <oid>", prefixed to messages in ranges
+    rev: str | None  # the commit, or None for the index
     changes: Sequence[git.Change]
     new: Snapshot
     load_olds: Callable[[], Sequence[Snapshot]]  # read only when the artifacts root changed
@@ -115,34 +120,73 @@ def check_state(state: State, plan_id: str | None, *, prefix: str = "") -> list[
 
 
 def _always_blocked(state: State) -> list[Finding]:
+    """Rules no boundary can lift. They judge what the change leaves behind: removing a
+    badly named file is how one fixes it."""
     cfg = state.new.config
     out = []
-    links = [c for c in state.changes if c.new_mode == SYMLINK]
-    targets = git.read_blobs(state.new.root, [c.new_oid for c in links]) if links else {}
     for c in state.changes:
+        if c.deleted:
+            continue
         if CONTROL.search(c.path):
             out.append(finding("HG103", show(c.path), "the path holds control characters"))
             continue
-        path = decode(c.path)
-        variant = case_variant(path, cfg.source, cfg.artifacts_dir)
+        variant = case_variant(decode(c.path), cfg.source, cfg.artifacts_dir)
         if variant is not None:
             out.append(finding("HG106", show(c.path), f"a case variant of the protected `{variant}`"))
-        if c.new_mode == SYMLINK:
-            why = _symlink_escapes(c.path, targets[c.new_oid])
-            if why:
-                out.append(finding("HG104", show(c.path), why))
+    if any(c.new_mode == SYMLINK or SYMLINK in c.old_modes for c in state.changes):
+        out.extend(_escaping_links(state))
     return out
 
 
-def _symlink_escapes(path: bytes, target: bytes) -> str | None:
+def _escaping_links(state: State) -> list[Finding]:
+    """Resolve every symlink of the new state through the others: a link is judged by
+    where it really leads (`up -> ..` then `esc -> up/..` leaves the repository)."""
+    links = git.symlinks(state.new.root, state.rev)
+    blobs = git.read_blobs(state.new.root, list(links.values()))
+    targets = {path: blobs[oid] for path, oid in links.items()}
+    out = []
+    for path in sorted(targets):
+        why = _symlink_escapes(path, targets)
+        if why:
+            out.append(finding("HG104", show(path), why))
+    return out
+
+
+def _symlink_escapes(path: bytes, targets: dict[bytes, bytes]) -> str | None:
+    target = targets[path]
     if not target or target.startswith(b"/") or b"\\" in target or re.match(rb"^[A-Za-z]:", target):
         return f"the link target {show(target)!r} is absolute or empty"
-    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
-    if joined == b".." or joined.startswith(b"../"):
-        return f"the link target {show(target)!r} leaves the repository"
-    if any(part.lower() == b".git" for part in joined.split(b"/")):
-        return f"the link target {show(target)!r} points into .git"
+    where = _walk(path.split(b"/")[:-1], target, targets, 0)
+    if isinstance(where, str):
+        return f"the link target {show(target)!r} {where}"
     return None
+
+
+def _walk(parts: list[bytes], target: bytes, targets: dict[bytes, bytes], depth: int) -> list[bytes] | str:
+    """Follow `target` from the directory `parts`, through other links; a reason on escape."""
+    if depth > 40:
+        return "is part of a symlink loop"
+    if target.startswith(b"/"):
+        return "leads to an absolute path"
+    parts = list(parts)
+    for comp in target.split(b"/"):
+        if comp in (b"", b"."):
+            continue
+        if comp == b"..":
+            if not parts:
+                return "leaves the repository"
+            parts.pop()
+            continue
+        parts.append(comp)
+        if comp.lower() == b".git":
+            return "points into .git"
+        key = b"/".join(parts)
+        if key in targets:
+            followed = _walk(parts[:-1], targets[key], targets, depth + 1)
+            if isinstance(followed, str):
+                return followed
+            parts = followed
+    return parts
 
 
 def _artifact_rules(state: State, changes: Sequence[git.Change]) -> list[Finding]:
@@ -179,9 +223,9 @@ def _artifact_rules(state: State, changes: Sequence[git.Change]) -> list[Finding
                 if after == before:
                     continue
                 what = "deleted" if after is None else "modified"
-                if _was_approved(old, parts[0], name, before):
+                if was_approved(old, parts[0], name, before):
                     out.append(finding("HG210", path, f"this artifact was approved and is {what} here"))
-                elif plans.NUMBERED.match(name) and (after is None or not _amendable(name)):
+                elif plans.NUMBERED.match(name) and (after is None or not amendable(name)):
                     # Reviews, repairs, pauses and completions are records of what happened:
                     # deleting a completion or a pause would hand authority back.
                     out.append(finding("HG212", path, f"a committed lifecycle record is {what} here"))
@@ -215,13 +259,13 @@ def _grows(before: bytes, after: bytes, *, merge: bool) -> bool:
     return all(any(line == x for x in it) for line in before.splitlines(keepends=True))
 
 
-def _amendable(name: str) -> bool:
+def amendable(name: str) -> bool:
     """An amendment or resume may still be edited until it is approved."""
     m = plans.NUMBERED.match(name)
     return m is not None and m.group(2) in ("amendment", "resume")
 
 
-def _was_approved(old: Snapshot, plan_id: str, name: str, before: bytes) -> bool:
+def was_approved(old: Snapshot, plan_id: str, name: str, before: bytes) -> bool:
     m = plans.NUMBERED.match(name)
     gate = GATED.get(name) or (GATED.get(m.group(2)) if m else None)
     if gate is None:
@@ -274,7 +318,7 @@ def _authority(state: State, changes: Sequence[git.Change], plan_id: str | None)
     shown = ", ".join(f"`{p}`" for p in patterns[:5]) + (" ..." if len(patterns) > 5 else "") or "None"
     for c in changes:
         path = decode(c.path)
-        why = protected(path, cfg.source)
+        why = protected(path, cfg.source, cfg.artifacts_dir)
         if why is not None:
             if path not in exact:
                 out.append(finding("HG102", show(c.path), f"protected: {why}"))

@@ -30,12 +30,21 @@ _HARDENING = (
 )
 
 
+# Variables that change what plumbing answers: pathspec magic (`:(literal)` ignored or
+# globbing turned on), extra configuration, an external diff driver.
+_UNTRUSTED_ENV = (
+    "GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
+    "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS",
+)  # fmt: skip
+
+
 def _env() -> dict[str, str]:
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
+    for name in _UNTRUSTED_ENV:
+        env.pop(name, None)
     env["GIT_OPTIONAL_LOCKS"] = "0"
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["LC_ALL"] = "C"
-    env.pop("GIT_EXTERNAL_DIFF", None)
     return env
 
 
@@ -435,3 +444,44 @@ def changed_paths(root: Path, old_tree: str, new_tree: str, limit: int) -> list[
         cwd=root,
     )
     return [os.fsdecode(p) for p in out.split(b"\0") if p][:limit]
+
+
+def symlinks(root: Path, rev: str | None) -> dict[bytes, str]:
+    """Every symlink of a state (the index when rev is None): path -> blob id."""
+    if rev is None:
+        raw = run(["ls-files", "--stage", "-z"], cwd=root)
+        entries = _parse_entries(raw, staged=True)
+    else:
+        raw = run(["ls-tree", "-r", "-z", "--full-tree", rev], cwd=root)
+        entries = _parse_entries(raw, staged=False)
+    return {os.fsencode(e.path): e.oid for e in entries if e.mode == "120000"}
+
+
+def merge_dropped(root: Path, parents: Sequence[str], result: str | None) -> list[Change]:
+    """Changes a merge makes to what some parent changed: a parent's change that the
+    result does not keep (`-s ours`, a conflict resolved by discarding one side).
+    `result` is the merge commit, or None for the index being committed."""
+    out = run_status(["merge-base", "--octopus", *parents], cwd=root)
+    base = out.decode().strip() if out else empty_tree(root)
+    dropped: dict[bytes, Change] = {}
+    for parent in parents:
+        theirs = run(
+            ["diff-tree", "-r", "-z", "--name-only", "--no-renames", "--ignore-submodules=none", base, parent, "--"],
+            cwd=root,
+        )
+        touched = {p for p in theirs.split(b"\0") if p}
+        if not touched:
+            continue
+        if result is None:
+            diff = parse_raw(run(["diff-index", "--cached", *DIFF_FLAGS, parent, "--"], cwd=root))
+        else:
+            diff = tree_changes(root, parent, result)
+        for change in diff:
+            if change.path in touched:
+                dropped.setdefault(change.path, change)
+    return list(dropped.values())
+
+
+def remote_has_branches(root: Path, remote: str) -> bool:
+    out = run(["for-each-ref", "--count=1", "--format=%(refname)", f"refs/remotes/{remote}/"], cwd=root)
+    return bool(out.strip())

@@ -52,7 +52,12 @@ class Snapshot:
     @property
     def active(self) -> bool:
         """A repository with no artifacts root and no config is inactive (SPEC §2)."""
-        return self.config.source is not None or bool(self.files) or self._root_exists
+        return self.config.source is not None or self.has_root
+
+    @property
+    def has_root(self) -> bool:
+        """Whether this state itself holds the artifacts root (config aside)."""
+        return bool(self.files) or self._root_exists
 
     _root_exists: bool = False
 

@@ -8,9 +8,7 @@ from pathlib import Path
 
 
 def test_demo_runs_end_to_end(tmp_path: Path) -> None:
-    res = subprocess.run(
-        [sys.executable, "-m", "harness_gate", "demo"], cwd=tmp_path, capture_output=True, check=False
-    )
+    res = subprocess.run([sys.executable, "-m", "harness_gate", "demo"], cwd=tmp_path, capture_output=True, check=False)
     out = res.stdout.decode()
     assert res.returncode == 0, out + res.stderr.decode()
     assert "UNEXPECTED" not in out

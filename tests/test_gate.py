@@ -470,3 +470,141 @@ def test_case_variants_always_block(repo: Repo, path: str) -> None:
     code, found = staged(repo)
     assert code == 1
     assert ("HG106", path) in found
+
+
+# -- attacks found in review -----------------------------------------------------------------
+
+
+def test_merge_that_drops_the_base_changes_is_blocked(gated: Repo) -> None:
+    gated.git("checkout", "-qb", "feature")
+    gated.write("src/a.py", "feature\n")
+    commit(gated, "feature")
+    gated.git("checkout", "-q", "main")
+    gated.write("other.py", "main moved on\n")
+    gated.write("mainonly.py", "new on main\n")
+    commit(gated, "main")
+    gated.git("checkout", "-q", "feature")
+    gated.git("merge", "-q", "-s", "ours", "--no-edit", "--no-verify", "main")  # keeps feature's tree
+    assert findings(gated, "--base", "main") == (1, [("HG101", "mainonly.py"), ("HG101", "other.py")])
+
+
+def test_deleting_a_completion_does_not_restore_authority(gated: Repo) -> None:
+    folder = "harness/plans/p1"
+    psha = plan_sha(gated, folder)
+    gated.write(
+        f"{folder}/001-review.md",
+        templates.review(
+            binding={"plan_sha256": psha, "amendment_sha256": None, "tree": TREE, "evidence": []},
+            identity="r",
+            scope="all",
+            findings=[],
+            verdict="PASS",
+        ),
+    )
+    gated.write(
+        f"{folder}/002-completion.md",
+        templates.completion(
+            binding={
+                "plan_sha256": psha,
+                "amendment_sha256": None,
+                "review": "001-review.md",
+                "review_sha256": sha(gated, f"{folder}/001-review.md"),
+                "tree": TREE,
+            },
+            summary="done",
+            evidence=[],
+            outcome="completed",
+        ),
+    )
+    commit(gated, "complete p1")
+    gated.git("rm", "-q", f"{folder}/002-completion.md")
+    gated.write("src/a.py", "more work\n")
+    gated.git("add", "-A")
+    code, found = staged(gated)
+    assert code == 1
+    assert ("HG212", f"{folder}/002-completion.md") in found
+
+
+def test_symlink_chains_are_resolved(gated: Repo) -> None:
+    (gated.path / "src" / "up").symlink_to("..")
+    gated.git("add", "-A")
+    assert staged(gated) == (0, [])  # `src/up` points at the repository root: inside
+    (gated.path / "src" / "esc").symlink_to("up/..")
+    (gated.path / "src" / "git").symlink_to("up/.git")
+    gated.git("add", "-A")
+    assert staged(gated) == (1, [("HG104", "src/esc"), ("HG104", "src/git")])
+
+
+@pytest.mark.parametrize("var", ["GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_ICASE_PATHSPECS"])
+def test_pathspec_environment_does_not_change_the_verdict(gated: Repo, var: str) -> None:
+    gated.write("other.py", "x = 8\n")
+    gated.git("add", "-A")
+    res = gated.run("check", "--staged", env={var: "1"})
+    assert res.returncode == 1
+    assert b"HG101" in res.stdout
+
+
+def test_a_file_in_place_of_github_or_the_artifacts_root(gated: Repo) -> None:
+    (gated.path / ".github").symlink_to("src")
+    gated.git("add", "-A")
+    assert staged(gated) == (1, [("HG102", ".github")])
+
+
+def test_removing_a_badly_named_file_is_allowed(repo: Repo) -> None:
+    repo.write("README.md", "x\n")
+    (repo.path / "src").mkdir()
+    (repo.path / "src" / "bad\tname.py").write_bytes(b"x\n")
+    repo.write("src/Codeowners", "x\n")
+    commit(repo, "legacy names")
+    repo.cli("init")
+    repo.write(".harness-gate.toml", BOUNDARY_ONLY)
+    commit(repo, "adopt")
+    repo.new_plan("p1", ("src/**",))
+    repo.approve()
+    repo.git("rm", "-q", "src/bad\tname.py", "src/Codeowners")
+    repo.git("add", "-A")
+    assert staged(repo) == (0, [])
+
+
+def test_range_whose_base_predates_adoption(gated: Repo) -> None:
+    first = gated.git("rev-list", "--max-parents=0", "HEAD").decode().strip()
+    gated.write("other.py", "sneaky\n")
+    commit(gated, "bypass")
+    code, found = findings(gated, "--range", f"{first}..HEAD")
+    assert (code, found) == (1, [("HG101", "other.py")])
+    assert findings(gated, "--base", first)[0] == 1
+
+
+def test_explain_agrees_with_check_on_artifacts(gated: Repo, tmp_path: Path) -> None:
+    res = gated.cli("explain", "harness/plans/p1/plan.md", "harness/plans/p1/approvals.jsonl", "--format", "json")
+    rows = {r["path"]: r for r in json.loads(res.output)["data"]["paths"]}
+    assert rows["harness/plans/p1/plan.md"]["verdict"] == "blocked"
+    assert "HG210" in rows["harness/plans/p1/plan.md"]["reason"]
+    assert rows["harness/plans/p1/approvals.jsonl"]["verdict"] == "allowed"
+    assert gated.run("explain", "--plan", "../../x", "src/a.py").returncode == 2
+    bare = tmp_path / "plain"
+    subprocess.run(["git", "init", "-q", str(bare)], check=True)
+    res2 = subprocess.run(
+        [sys.executable, "-m", "harness_gate", "explain", "x.py"], cwd=bare, capture_output=True, check=False
+    )
+    assert res2.returncode == 0
+    assert b"inactive" in res2.stdout
+
+
+def test_orphan_branch_pushed_to_an_existing_remote_is_judged_whole(gated: Repo, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    gated.git("remote", "add", "origin", str(remote))
+    gated.git("push", "-q", "--no-verify", "origin", "main")
+    gated.git("checkout", "-q", "--orphan", "evil")
+    gated.git("rm", "-rqf", ".")
+    gated.write("evil.py", "evil\n")
+    gated.git("add", "-A")
+    gated.git("commit", "-qm", "root", "--no-verify")
+    gated.git("merge", "-q", "--allow-unrelated-histories", "--no-edit", "--no-verify", "main")
+    env = {"PRE_COMMIT": "1", "PRE_COMMIT_REMOTE_NAME": "origin", "PRE_COMMIT_LOCAL_BRANCH": "evil"}
+    res = gated.run("check", "--stage", "pre-push", "--format", "json", env=env)
+    assert res.returncode == 1, res.stdout.decode()
+    found = json.loads(res.stdout)["findings"]
+    assert [f["code"] for f in found] == ["HG201"]  # the orphan root commit has no plan at all
+    assert "evil.py" in found[0]["message"]
