@@ -20,6 +20,7 @@ import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness_gate.jsonstrict import UNSAFE_CHARS
 
@@ -213,28 +214,54 @@ def _star_match(chunks: tuple[bytes, ...], name: bytes) -> bool:
     return True
 
 
+def _buckets(raw: bytes) -> tuple[bytes, bytes]:
+    """(literal leading directory, literal last segment) a path must have to match `raw`;
+    empty when the pattern does not pin one. Used to test only the patterns that can match."""
+    parts = raw.split(b"/")
+    lead = []
+    for part in parts[:-1]:
+        if any(c in WILDCARDS for c in part):
+            break
+        lead.append(part)
+    last = parts[-1]
+    name = b""
+    if len(parts) > 1 and not any(c in WILDCARDS for c in last):
+        before = parts[-2]
+        # `a**/x` may match `ax` (git's `**/` after the literal prefix matches no
+        # directory): only a whole `**` segment, or none at all, pins the last name.
+        if b"**" not in before or before == b"**" or set(before) == {ord("*")}:
+            name = last
+    return b"/".join(lead), name
+
+
 @dataclass(frozen=True)
 class Boundary:
     """A compiled write boundary, fast for thousands of patterns and paths.
 
     Exact paths and directories are set lookups, `DIR/**` is a directory lookup,
     `DIR/*.py`-style patterns (single `*`s in the last segment only) are indexed by
-    their directory and matched without regular expressions; every other pattern
-    goes into one combined regular expression.
+    their directory and matched without regular expressions. Every other pattern is
+    filed under the literal directory or file name it pins (if any) and tested only
+    against paths that have it, in one regular expression per bucket.
     """
 
     patterns: tuple[str, ...]
     _literal: frozenset[bytes] = field(repr=False)  # the path, or a leading directory of it
     _literal_dirs: frozenset[bytes] = field(repr=False)  # strictly below these
     _star_last: dict[bytes, tuple[tuple[bytes, ...], ...]] = field(repr=False)
-    _regex: re.Pattern[bytes] | None = field(repr=False)
+    _by_dir: dict[bytes, tuple[bytes, ...]] = field(repr=False)
+    _by_name: dict[bytes, tuple[bytes, ...]] = field(repr=False)
+    _rest: tuple[bytes, ...] = field(repr=False)
+    _compiled: dict[tuple[str, bytes], re.Pattern[bytes]] = field(repr=False, default_factory=dict)
 
     @classmethod
     def compile(cls, patterns: Sequence[str]) -> Boundary:
         literal: set[bytes] = set()
         dirs: set[bytes] = set()
         star_last: dict[bytes, list[tuple[bytes, ...]]] = {}
-        complex_: list[bytes] = []
+        by_dir: dict[bytes, list[bytes]] = {}
+        by_name: dict[bytes, list[bytes]] = {}
+        rest: list[bytes] = []
         for p in patterns:
             raw = p.encode("utf-8", "surrogateescape")
             if raw.endswith(b"/"):
@@ -247,26 +274,53 @@ class Boundary:
             if raw.endswith(b"/**") and raw[:-3] and not has_wildcard(p[:-3]) and not raw[:-3].endswith(b"/"):
                 dirs.add(raw[:-3])
                 continue
-            chunks = _star_chunks(last) if not has_wildcard(head.decode("utf-8", "surrogateescape")) else None
+            chunks = _star_chunks(last) if not any(c in WILDCARDS for c in head) else None
             if chunks is not None:
                 star_last.setdefault(head, []).append(chunks)
+                continue
+            lead, name = _buckets(raw)
+            if lead:
+                by_dir.setdefault(lead, []).append(raw)
+            elif name:
+                by_name.setdefault(name, []).append(raw)
             else:
-                complex_.append(raw)
-        regex = None
-        if complex_:
-            regex = re.compile(b"|".join(b"(?:" + _compile(r).pattern + b")" for r in complex_), re.DOTALL)
-        frozen = {k: tuple(v) for k, v in star_last.items()}
-        return cls(tuple(patterns), frozenset(literal), frozenset(dirs), frozen, regex)
+                rest.append(raw)
+
+        def freeze(d: dict[bytes, list[Any]]) -> dict[bytes, tuple[Any, ...]]:
+            return {k: tuple(v) for k, v in d.items()}
+
+        return cls(
+            tuple(patterns), frozenset(literal), frozenset(dirs), freeze(star_last), freeze(by_dir), freeze(by_name),
+            tuple(rest),
+        )  # fmt: skip
+
+    def _regex(self, kind: str, key: bytes, raws: tuple[bytes, ...]) -> re.Pattern[bytes]:
+        regex = self._compiled.get((kind, key))
+        if regex is None:
+            regex = re.compile(b"|".join(b"(?:" + _compile(r).pattern + b")" for r in raws), re.DOTALL)
+            self._compiled[(kind, key)] = regex
+        return regex
 
     def matches(self, path: bytes) -> bool:
         if self._literal_hit(path) is not None:
             return True
+        head, _, name = path.rpartition(b"/")
         if self._star_last:
-            head, _, name = path.rpartition(b"/")
             for chunks in self._star_last.get(head, ()):
                 if _star_match(chunks, name):
                     return True
-        return self._regex is not None and self._regex.fullmatch(path) is not None
+        if self._by_dir:
+            pos = path.find(b"/")
+            while pos >= 0:
+                lead = path[:pos]
+                raws = self._by_dir.get(lead)
+                if raws and self._regex("dir", lead, raws).fullmatch(path):
+                    return True
+                pos = path.find(b"/", pos + 1)
+        raws = self._by_name.get(name) if self._by_name else None
+        if raws and self._regex("name", name, raws).fullmatch(path):
+            return True
+        return bool(self._rest) and self._regex("rest", b"", self._rest).fullmatch(path) is not None
 
     def which(self, path: bytes) -> str | None:
         """The first pattern (in plan order) that covers `path`, for `explain`."""
