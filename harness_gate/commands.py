@@ -101,6 +101,8 @@ def _lint_plan(snap: snapshot.Snapshot, plan_id: str) -> list[Finding]:
     life = lifecycle.replay(folder)
     log = f"{folder.path}/evidence.jsonl"
     problems = evidence.validate(log, snap.files[log]) if log in snap.files else []
+    if log in snap.logs:
+        problems = evidence.validate_file(log, snap.logs[log])
     return [*folder.findings, *life.findings, *problems]
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness_gate import jsonstrict, schema
@@ -159,6 +161,60 @@ def newest(path: str, data: bytes, wanted: Sequence[str]) -> tuple[dict[str, Rec
     return found, problems
 
 
+def lines_from_file_end(path: Path, chunk: int = 1 << 16) -> Iterator[bytes]:
+    """The lines of a file, last first, read backwards in chunks: the newest records of
+    a long log cost what the newest records cost, not what the log costs."""
+    with path.open("rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        pos = fh.tell()
+        rest = b""
+        first = True
+        while pos > 0:
+            step = min(chunk, pos)
+            pos -= step
+            fh.seek(pos)
+            block = fh.read(step) + rest
+            lines = block.split(b"\n")
+            rest = lines.pop(0)
+            if first:
+                first = False
+                if lines and lines[-1] == b"":
+                    lines.pop()
+            yield from reversed(lines)
+        if rest:
+            yield rest
+
+
+def ends_with_newline(path: Path) -> bool:
+    """True for an empty file too: nothing is truncated there."""
+    with path.open("rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() == 0:
+            return True
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) == b"\n"
+
+
+def newest_in_file(rel: str, path: Path, wanted: Sequence[str]) -> tuple[dict[str, Record], list[Finding]]:
+    """`newest` for a log on disk, read from its end."""
+    found: dict[str, Record] = {}
+    problems: list[Finding] = []
+    if not ends_with_newline(path):
+        problems.append(finding("HG307", rel, "the last record is truncated (no final newline)"))
+    todo = set(wanted)
+    for raw in lines_from_file_end(path):
+        if not todo:
+            break
+        rec, why = parse_line(raw, 0)
+        if rec is None:
+            problems.append(finding("HG307", rel, why))
+            continue
+        if rec.command_id in todo:
+            found[rec.command_id] = rec
+            todo.discard(rec.command_id)
+    return found, problems
+
+
 def validate(path: str, data: bytes, *, first_line: int = 1) -> list[Finding]:
     """Every line of (a part of) the log must be a valid record."""
     problems: list[Finding] = []
@@ -175,6 +231,20 @@ def validate(path: str, data: bytes, *, first_line: int = 1) -> list[Finding]:
         rec, why = parse_line(raw, n)
         if rec is None:
             problems.append(finding("HG307", path, why, line=n))
+    return problems
+
+
+def validate_file(rel: str, path: Path) -> list[Finding]:
+    """`validate` for a log on disk, a line at a time."""
+    problems: list[Finding] = []
+    n = 0
+    with path.open("rb") as fh:
+        for n, raw in enumerate(fh, start=1):
+            if not raw.endswith(b"\n"):
+                problems.append(finding("HG307", rel, "the last record is truncated (no final newline)", line=n))
+            rec, why = parse_line(raw.rstrip(b"\n"), n)
+            if rec is None:
+                problems.append(finding("HG307", rel, why, line=n))
     return problems
 
 

@@ -44,6 +44,8 @@ class Snapshot:
     config: config_mod.Config
     files: Mapping[str, bytes]  # repository-relative path -> bytes, below the artifacts root
     findings: tuple[Finding, ...] = field(default=())
+    # Work tree only: evidence logs are read from their end on demand, never whole.
+    logs: Mapping[str, Path] = field(default_factory=dict)
 
     @property
     def artifacts_dir(self) -> str:
@@ -84,6 +86,7 @@ def from_worktree(root: Path) -> Snapshot:
     cfg = _config({p: (root / p).read_bytes() for p in CONFIG_PATHS if (root / p).is_file()})
     base = root / cfg.artifacts_dir
     files: dict[str, bytes] = {}
+    logs: dict[str, Path] = {}
     problems: list[Finding] = []
     if base.is_dir() and not base.is_symlink():
         for dirpath, dirnames, filenames in os.walk(base):
@@ -94,6 +97,8 @@ def from_worktree(root: Path) -> Snapshot:
                 st = full.lstat()
                 if stat.S_ISLNK(st.st_mode):
                     problems.append(finding("HG516", rel, "symbolic links are not allowed under the artifacts root"))
+                elif stat.S_ISREG(st.st_mode) and name == "evidence.jsonl":
+                    logs[rel] = full
                 elif stat.S_ISREG(st.st_mode):
                     cap = cap_for(rel, cfg)
                     if st.st_size > cap:
@@ -102,7 +107,7 @@ def from_worktree(root: Path) -> Snapshot:
                         files[rel] = read_capped(full, cap)
     elif base.is_symlink():
         problems.append(finding("HG516", cfg.artifacts_dir, "the artifacts root must not be a symbolic link"))
-    return Snapshot("work tree", root, cfg, files, tuple(problems), _root_exists=base.exists())
+    return Snapshot("work tree", root, cfg, files, tuple(problems), logs, _root_exists=base.exists())
 
 
 def from_index(root: Path, config: config_mod.Config | None = None) -> Snapshot:

@@ -133,12 +133,17 @@ def _run_and_record(
 
 
 def _check_log(root: Path, folder: plans.PlanFolder, snap: snapshot.Snapshot) -> None:
+    """Never append to a log whose end is broken. Older lines were validated when they
+    were committed (and `lint` reads them all); checking the end keeps `verify` cheap."""
     rel = f"{folder.path}/evidence.jsonl"
-    data = snap.files.get(rel)
-    if data is not None:
-        problems = evidence.validate(rel, data)
-        if problems:
-            raise HarnessGateError("HG307", f"{rel} is invalid ({problems[0].message}); nothing appended")
+    path = snap.logs.get(rel)
+    if path is None or path.stat().st_size == 0:
+        return
+    ends = evidence.ends_with_newline(path)
+    last = next(evidence.lines_from_file_end(path), b"")
+    rec, why = evidence.parse_line(last, 0)
+    if not ends or rec is None:
+        raise HarnessGateError("HG307", f"{rel} is invalid at its end ({why or 'no final newline'}); nothing appended")
 
 
 def verify(cwd: Path, plan_id: str | None, only: Sequence[str]) -> Report:
@@ -212,7 +217,11 @@ def state_freshness(
         return [], []
     rel = f"{folder.path}/evidence.jsonl"
     commands = required_commands(life)
-    records, problems = evidence.newest(rel, snap.files.get(rel, b""), [c["id"] for c in commands])
+    ids = [c["id"] for c in commands]
+    if rel in snap.logs:
+        records, problems = evidence.newest_in_file(rel, snap.logs[rel], ids)
+    else:
+        records, problems = evidence.newest(rel, snap.files.get(rel, b""), ids)
     policy = evidence.policy_hash(life.policy.verification)
     fresh = evidence.freshness(records, commands, tree=tree, plan_sha256=life.plan_sha256, policy=policy)
     return fresh, problems

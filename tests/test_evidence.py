@@ -1,0 +1,340 @@
+"""Evidence for exact trees: fingerprint, verify, record, freshness, review and completion."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness_gate import evidence, templates
+from tests.helpers import Repo, plan_sha
+
+PY = Path(sys.executable).as_posix()
+OK = f"{PY} -c pass"
+FOLDER = "harness/plans/p1"
+LOG = f"{FOLDER}/evidence.jsonl"
+
+
+def findings(repo: Repo, *args: str) -> tuple[int, list[tuple[str, str]]]:
+    res = repo.cli("check", *args, "--format", "json")
+    doc = json.loads(res.output)
+    assert res.exit_code == doc["exit_code"], res.output
+    return res.exit_code, [(f["code"], f["message"]) for f in doc["findings"]]
+
+
+def codes(repo: Repo, *args: str) -> list[str]:
+    return [c for c, _ in findings(repo, *args)[1]]
+
+
+def make_plan(repo: Repo, command: str = OK, timeout: int = 60) -> None:
+    res = repo.cli(
+        "plan", "new", "p1", "--objective", "x", "--boundary", "src/**", "--verify", f"tests={command}",
+        "--timeout", str(timeout),
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    repo.approve()
+
+
+@pytest.fixture
+def planned(repo: Repo) -> Repo:
+    repo.write("README.md", "x\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "init")
+    assert repo.cli("init").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt")
+    make_plan(repo)
+    repo.write("src/a.py", "a = 1\n")
+    repo.git("add", "-A")
+    return repo
+
+
+def records(repo: Repo) -> list[dict[str, object]]:
+    return [json.loads(line) for line in repo.read(LOG).splitlines()]
+
+
+# -- fingerprint ---------------------------------------------------------------------------
+
+
+def test_fingerprint_is_reproducible_with_plumbing(planned: Repo) -> None:
+    planned.git("commit", "-qm", "work")
+    tree = planned.git("rev-parse", "HEAD^{tree}").decode().strip()
+    listing = planned.git("ls-tree", tree).decode()
+    kept = "".join(line + "\n" for line in listing.splitlines() if not line.endswith("\tharness"))
+    expected = planned.git("mktree", input=kept.encode()).decode().strip()
+    for source in ("HEAD", "index", "worktree"):
+        res = planned.cli("fingerprint", source)
+        assert res.exit_code == 0, res.output
+        assert res.output.strip() == expected
+    planned.write("src/untracked.py", "u\n")  # untracked, not ignored: part of the work tree
+    assert planned.cli("fingerprint").output.strip() != expected
+    planned.write(".gitignore", "*.log\n")
+    planned.write("noise.log", "ignored\n")
+    before = planned.cli("fingerprint").output
+    planned.write("noise.log", "still ignored\n")
+    assert planned.cli("fingerprint").output == before
+    assert planned.git("diff", "--cached", "--name-only") == b""  # the real index was not touched
+
+
+# -- verify and freshness --------------------------------------------------------------------
+
+
+def test_verify_records_and_check_passes(planned: Repo) -> None:
+    res = planned.cli("verify")
+    assert res.exit_code == 0, res.output
+    [rec] = records(planned)
+    assert list(rec) == evidence.KEY_ORDER
+    assert rec["status"] == "PASS"
+    assert rec["exit_code"] == 0
+    assert rec["command"] == OK
+    assert rec["plan_sha256"] == plan_sha(planned, FOLDER)
+    assert rec["tree"] == planned.cli("fingerprint").output.strip()
+    planned.git("add", "-A")
+    assert findings(planned, "--stage", "pre-push", "--staged") == (0, [])
+    assert "tests fresh" in planned.cli("status").output
+
+
+def test_missing_evidence(planned: Repo) -> None:
+    assert codes(planned, "--stage", "pre-push", "--staged") == ["HG301"]
+    assert codes(planned, "--stage", "pre-commit", "--staged") == []  # not required before the push
+
+
+def test_tree_moved_names_the_paths(planned: Repo) -> None:
+    planned.cli("verify")
+    planned.write("src/a.py", "a = 2\n")
+    planned.git("add", "-A")
+    code, found = findings(planned, "--stage", "pre-push", "--staged")
+    assert code == 1
+    assert found[0][0] == "HG302"
+    assert "src/a.py" in found[0][1]
+
+
+def test_failed_command(repo: Repo) -> None:
+    repo.cli("init")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt")
+    make_plan(repo, f"{PY} -c 'import sys; print(\"boom\"); sys.exit(3)'")
+    repo.write("src/a.py", "x\n")
+    res = repo.cli("verify")
+    assert res.exit_code == 1
+    assert "HG305" in res.output
+    assert "boom" in res.output
+    [rec] = records(repo)
+    assert (rec["status"], rec["exit_code"]) == ("FAIL", 3)
+    repo.git("add", "-A")
+    assert codes(repo, "--stage", "pre-push", "--staged") == ["HG305"]
+
+
+def test_timeout_kills_the_process_group(repo: Repo) -> None:
+    repo.cli("init")
+    make_plan(repo, f'{PY} -c \'import subprocess,time; subprocess.Popen(["sleep", "60"]); time.sleep(60)\'', 1)
+    start = time.monotonic()
+    res = repo.cli("verify")
+    assert time.monotonic() - start < 20
+    assert res.exit_code == 1
+    assert "HG306" in res.output
+    [rec] = records(repo)
+    assert (rec["status"], rec["exit_code"]) == ("TIMEOUT", None)
+    left = subprocess.run(["pgrep", "-f", "sleep 60"], capture_output=True, check=False).stdout
+    assert left == b""
+
+
+def test_command_drift_and_plan_changed(planned: Repo) -> None:
+    planned.cli("verify")
+    [rec] = records(planned)
+
+    def rewrite(**changes: object) -> None:
+        fields = {k: v for k, v in rec.items() if k != "schema"}
+        fields.update(changes)
+        line = evidence.record_line(**{k: v for k, v in fields.items() if k != "timestamp"})  # type: ignore[arg-type]
+        (planned.path / LOG).write_text(line)
+        planned.git("add", "-A")
+
+    rewrite(command="true")
+    assert codes(planned, "--stage", "pre-push", "--staged") == ["HG304"]
+    rewrite(plan_sha256="0" * 64)
+    assert codes(planned, "--stage", "pre-push", "--staged") == ["HG303"]
+    rewrite(policy="1" * 64)
+    assert codes(planned, "--stage", "pre-push", "--staged") == ["HG304"]
+
+
+def test_a_command_that_rewrites_the_tree_fails(repo: Repo) -> None:
+    repo.cli("init")
+    make_plan(repo, f'{PY} -c \'open("src_gen.py", "w").write("x")\'')
+    res = repo.cli("verify")
+    assert res.exit_code == 1
+    [rec] = records(repo)
+    assert rec["status"] == "FAIL"
+    assert "changed the work tree" in str(rec["key_output"])
+
+
+def test_hidden_edits_refuse_recording(planned: Repo) -> None:
+    planned.git("commit", "-qm", "work")
+    planned.git("update-index", "--assume-unchanged", "src/a.py")
+    planned.write("src/a.py", "hidden\n")
+    res = planned.cli("verify")
+    assert res.exit_code == 2
+    assert "HG308" in res.output
+    assert not (planned.path / LOG).exists()
+
+
+def test_record_adhoc(planned: Repo) -> None:
+    res = planned.cli("record", "--id", "lint", "--", PY, "-c", "print('ok')")
+    assert res.exit_code == 0, res.output
+    [rec] = records(planned)
+    assert rec["command_id"] == "lint"
+    assert rec["status"] == "PASS"
+    assert "ok" in str(rec["key_output"])
+    refused = planned.cli("record", "--id", "tests", "--", PY, "-c", "pass")
+    assert refused.exit_code == 2
+
+
+# -- bad input -----------------------------------------------------------------------------
+
+BAD_LINES = {
+    "exit-code-false": lambda r: {**r, "exit_code": False},
+    "exit-code-string": lambda r: {**r, "exit_code": "0"},
+    "missing-field": lambda r: {k: v for k, v in r.items() if k != "tree"},
+    "unknown-schema": lambda r: {**r, "schema": "harness-gate.evidence/v9"},
+    "extra-field": lambda r: {**r, "extra": 1},
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_LINES))
+def test_bad_evidence_lines_are_findings(planned: Repo, case: str) -> None:
+    planned.cli("verify")
+    planned.git("add", "-A")
+    planned.git("commit", "-qm", "verified")
+    [rec] = records(planned)
+    line = json.dumps(BAD_LINES[case](rec), separators=(",", ":"))
+    with (planned.path / LOG).open("a") as fh:
+        fh.write(line + "\n")
+    assert "HG307" in planned.cli("lint").output
+    planned.git("add", "-A")
+    assert "HG307" in codes(planned, "--staged")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b'{"exit_code": 0.0}', b'{"exit_code": NaN}', b'{"a": 1, "a": 2}', b"not json"],
+    ids=["float", "nan", "duplicate-key", "garbage"],
+)
+def test_malformed_json_lines(raw: bytes) -> None:
+    rec, why = evidence.parse_line(raw, 1)
+    assert rec is None
+    assert why
+
+
+def test_truncated_last_line(planned: Repo) -> None:
+    planned.cli("verify")
+    data = planned.read(LOG)
+    (planned.path / LOG).write_bytes(data[:-1])
+    res = planned.cli("lint")
+    assert res.exit_code == 1
+    assert "truncated" in res.output
+    assert planned.cli("verify").exit_code == 2  # never appends to a broken log
+
+
+def test_atomic_append_survives_a_kill(tmp_path: Path) -> None:
+    writer = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from harness_gate import fsutil\n"
+        "n = 0\n"
+        "while True:\n"
+        "    n += 1\n"
+        "    fsutil.append_line_atomic(Path(sys.argv[1]), (str(n) * 2000 + '\\n').encode())\n"
+    )
+    for delay in (0.05, 0.13, 0.21, 0.34):
+        log = tmp_path / f"evidence-{delay}.jsonl"
+        proc = subprocess.Popen([sys.executable, "-c", writer, str(log)], cwd=Path(__file__).parent.parent)
+        time.sleep(delay)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        lines = log.read_bytes().split(b"\n") if log.exists() else [b""]
+        assert lines[-1] == b""  # ends with a newline: no torn last line
+        # The old file plus whole lines, in order: exactly records 1..k.
+        assert lines[:-1] == [str(i).encode() * 2000 for i in range(1, len(lines))]
+
+
+# -- review and completion -------------------------------------------------------------------
+
+
+def test_ci_requires_a_fresh_passing_review(planned: Repo) -> None:
+    planned.cli("verify")
+    planned.git("add", "-A")
+    assert codes(planned, "--stage", "ci", "--staged") == ["HG413"]
+    res = planned.cli("review", "new", "--reviewer", "Rae")
+    assert res.exit_code == 0, res.output
+    review = planned.path / FOLDER / "001-review.md"
+    planned.git("add", "-A")
+    assert "HG509" in codes(planned, "--stage", "ci", "--staged")  # the verdict is not filled in
+    review.write_text(
+        review.read_text()
+        .replace(
+            '"findings": []',
+            '"findings": [{"id": "F1", "severity": "major", "path": "src/a.py", "summary": "off by one"}]',
+        )
+        .replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "REPAIR_REQUIRED")
+    )
+    planned.git("add", "-A")
+    _, found = findings(planned, "--stage", "ci", "--staged")
+    assert "HG414" in [c for c, _ in found]
+    assert any("off by one" in m for _, m in found)
+    review.write_text(
+        review.read_text()
+        .replace('[{"id": "F1", "severity": "major", "path": "src/a.py", "summary": "off by one"}]', "[]")
+        .replace("REPAIR_REQUIRED", "PASS")
+    )
+    planned.git("add", "-A")
+    assert findings(planned, "--stage", "ci", "--staged") == (0, [])
+    planned.write("src/a.py", "changed after the review\n")
+    planned.cli("verify")
+    planned.git("add", "-A")
+    assert codes(planned, "--stage", "ci", "--staged") == ["HG413"]  # the review is for the older tree
+
+
+def test_review_needs_fresh_evidence_and_complete_needs_a_review(planned: Repo) -> None:
+    res = planned.cli("review", "new")
+    assert res.exit_code == 2
+    assert "HG301" in res.output
+    planned.cli("verify")
+    res = planned.cli("complete")
+    assert res.exit_code == 2
+    assert "HG405" in res.output
+    planned.cli("review", "new")
+    review = planned.path / FOLDER / "001-review.md"
+    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
+    res = planned.cli("complete")
+    assert res.exit_code == 0, res.output
+    assert planned.cli("lint").exit_code == 0
+    assert "state:      completed" in planned.cli("status").output
+
+
+def test_completion_without_review_is_a_finding(planned: Repo) -> None:
+    psha = plan_sha(planned, FOLDER)
+    planned.write(f"{FOLDER}/001-completion.md", templates.completion(
+        binding={"plan_sha256": psha, "amendment_sha256": None, "review": None, "review_sha256": None,
+                 "tree": "0" * 40},
+        summary="done", evidence=[], outcome="completed",
+    ))  # fmt: skip
+    res = planned.cli("lint")
+    assert res.exit_code == 1
+    assert "HG405" in res.output
+
+
+def test_review_copied_from_another_plan(planned: Repo) -> None:
+    planned.cli("verify")
+    planned.cli("review", "new")
+    review = planned.path / FOLDER / "001-review.md"
+    text = review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS")
+    review.write_text(text.replace(plan_sha(planned, FOLDER), "e" * 64))
+    planned.git("add", "-A")
+    found = codes(planned, "--stage", "ci", "--staged")
+    assert "HG410" in found
