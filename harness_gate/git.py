@@ -392,12 +392,14 @@ def index_tree(root: Path) -> str:
     return _with_index_copy(root, lambda env: run(["write-tree"], cwd=root, env=env).decode().strip())
 
 
-def worktree_tree(root: Path) -> str:
+def worktree_tree(root: Path, exclude: str | None = None) -> str:
     """The tree of the work tree: tracked files as they are on disk, plus untracked files
-    that are not ignored, exactly as `git add -A` would stage them."""
+    that are not ignored, exactly as `git add -A` would stage them. `exclude` (a
+    directory) is left as the index has it: its files are not even read."""
 
     def work(env: dict[str, str]) -> str:
-        run(["add", "-A", "--", ":/"], cwd=root, env=env)
+        spec = [":/", f":(top,exclude,literal){exclude}"] if exclude else [":/"]
+        run(["add", "-A", "--", *spec], cwd=root, env=env)
         return run(["write-tree"], cwd=root, env=env).decode().strip()
 
     return _with_index_copy(root, work)

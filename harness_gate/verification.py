@@ -28,7 +28,9 @@ def _strip(root: Path, tree: str, cfg: Config) -> str:
 
 
 def fingerprint_worktree(root: Path, cfg: Config) -> str:
-    return _strip(root, git.worktree_tree(root), cfg)
+    # The artifacts root is removed from the fingerprint anyway: not staging it keeps a
+    # long evidence log from being read at all.
+    return _strip(root, git.worktree_tree(root, cfg.artifacts_dir), cfg)
 
 
 def fingerprint_index(root: Path, cfg: Config) -> str:
