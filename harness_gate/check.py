@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_gate import boundary as boundary_mod
-from harness_gate import cache, gate, git, lifecycle, plans, review, snapshot, verification
+from harness_gate import cache, gate, git, lifecycle, plans, snapshot
 from harness_gate import config as config_mod
 from harness_gate.errors import ConfigError, HarnessGateError
 from harness_gate.findings import Finding
@@ -120,6 +120,8 @@ def _requirements(root: Path, stage: str, head: Head, plan_id: str | None) -> li
     want_evidence, want_review = stage in cfg.evidence_stages, stage in cfg.review_stages
     if not (want_evidence or want_review):
         return []
+    from harness_gate import review, verification  # noqa: PLC0415  (not on the pre-commit path)
+
     if plan_id is None:
         plan_id, _ = plans.active_plan_id(head.snapshot)
         if plan_id is None:
@@ -168,8 +170,16 @@ def _check_index(
     data: dict[str, Any] = {"active": True, "changes": len(changes), "commits": 0}
     prefix = cfg.artifacts_dir + "/"
     code = any(not gate.decode(c.path).startswith(prefix) for c in changes)
-    state = Head(new, lambda: verification.fingerprint_index(root, cfg), code)
+    state = Head(new, lambda: _fingerprint(root, cfg, None), code)
     return gate.check_state(gate.State("index", None, changes, new, olds), plan_id), data, state
+
+
+def _fingerprint(root: Path, cfg: config_mod.Config, rev: str | None) -> str:
+    from harness_gate import verification  # noqa: PLC0415  (not on the pre-commit path)
+
+    if rev is None:
+        return verification.fingerprint_index(root, cfg)
+    return verification.fingerprint_commit(root, rev, cfg)
 
 
 def _merge_own(
@@ -280,7 +290,7 @@ def _judge(
         state = gate.State(f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds)
         findings.extend(gate.check_state(state, plan_id, prefix=f"commit {commit.oid[:12]}: "))
     active = every or checked > 0
-    head = Head(state_of(head_oid), lambda: verification.fingerprint_commit(root, head_oid, cfg), code)
+    head = Head(state_of(head_oid), lambda: _fingerprint(root, cfg, head_oid), code)
     return findings, {"active": active, "changes": changes, "commits": checked}, head
 
 

@@ -210,7 +210,7 @@ DIFF_FLAGS = (
 ZERO_OIDS = frozenset({"0" * 40, "0" * 64})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Change:
     """One changed path. For a merge's combined diff there is one old side per parent."""
 
@@ -235,6 +235,11 @@ class Change:
 
 
 def _parse_meta(meta: bytes, path: bytes) -> Change:
+    if meta[1:2] != b":":  # one parent: the common case, parsed without the general loop
+        fields = meta[1:].decode("ascii").split(" ")
+        if len(fields) != 5:
+            raise GitError(f"unexpected raw diff line {meta!r}")
+        return Change(path, (fields[0],), fields[1], (fields[2],), fields[3], fields[4])
     text = meta.decode("ascii")
     colons = len(text) - len(text.lstrip(":"))
     fields = text[colons:].split(" ")
