@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
 from harness_gate import cache, gate, git, lifecycle, plans, snapshot
 from harness_gate import config as config_mod
 from harness_gate.errors import ConfigError, HarnessGateError
-from harness_gate.findings import Finding
+from harness_gate.findings import Finding, finding
 from harness_gate.report import Report
 
 STAGES = ("pre-commit", "pre-push", "ci")
@@ -34,6 +35,7 @@ class Head:
     snapshot: snapshot.Snapshot
     tree: Callable[[], str]  # its fingerprint, computed only when a requirement needs it
     code_changed: bool  # evidence and reviews speak of code: an artifacts-only change needs none
+    used: frozenset[str] = frozenset()  # the plans that authorised the code changes
 
 
 @dataclass(frozen=True)
@@ -122,16 +124,30 @@ def _requirements(root: Path, stage: str, head: Head, plan_id: str | None) -> li
         return []
     from harness_gate import review, verification  # noqa: PLC0415  (not on the pre-commit path)
 
+    out: list[Finding] = []
+    active = f"{cfg.artifacts_dir}/active"
     if plan_id is None:
         plan_id, _ = plans.active_plan_id(head.snapshot)
         if plan_id is None:
-            return []  # the boundary check already blocks: no plan, no authority
+            # Code changed, but the head names no plan (`active` removed at the end):
+            # there is nothing to hold the evidence and the review against.
+            return [finding("HG301", active, "code changed, but no plan is active at the head to verify it")]
+    # Every other plan that authorised code here must have ended with a Completion,
+    # which binds its own tree, evidence and review.
+    for other in sorted(head.used - {plan_id}):
+        ended = lifecycle.replay(plans.load(head.snapshot, other)).state in lifecycle.ENDED
+        if not ended:
+            out.append(finding(
+                "HG301", f"{cfg.artifacts_dir}/plans/{other}/plan.md",
+                f"plan `{other}` authorised changes here but is neither active at the head nor completed",
+            ))  # fmt: skip
     folder = plans.load(head.snapshot, plan_id)
     life = lifecycle.replay(folder)
     if folder.plan is None or life.policy is None:
-        return []  # already a finding of the boundary check
+        return [*out, finding("HG201", active, f"plan `{plan_id}` at the head does not parse; nothing to verify")]
+    if life.plan_approval is not approvals_mod.Status.APPROVED:
+        out.append(finding("HG202", f"{folder.path}/plan.md", f"plan `{plan_id}` at the head is not approved"))
     tree = head.tree()
-    out: list[Finding] = []
     if want_evidence:
         out.extend(verification.freshness_findings(root, head.snapshot, folder, life, tree))
     if want_review:
@@ -170,8 +186,9 @@ def _check_index(
     data: dict[str, Any] = {"active": True, "changes": len(changes), "commits": 0}
     prefix = cfg.artifacts_dir + "/"
     code = any(not gate.decode(c.path).startswith(prefix) for c in changes)
-    state = Head(new, lambda: _fingerprint(root, cfg, None), code)
-    return gate.check_state(gate.State("index", None, changes, new, olds), plan_id), data, state
+    used: set[str] = set()
+    found = gate.check_state(gate.State("index", None, changes, new, olds), plan_id, used=used)
+    return found, data, Head(new, lambda: _fingerprint(root, cfg, None), code, frozenset(used))
 
 
 def _fingerprint(root: Path, cfg: config_mod.Config, rev: str | None) -> str:
@@ -272,6 +289,7 @@ def _judge(
     changes = 0
     checked = 0
     code = False
+    used: set[str] = set()
     prefix = cfg.artifacts_dir + "/"
     for commit in listing:
         if not every and not _gate_was_on(commit, on_at):
@@ -288,9 +306,9 @@ def _judge(
             return [state_of(p) for p in parents] or [snapshot.empty(root, cfg)]
 
         state = gate.State(f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds)
-        findings.extend(gate.check_state(state, plan_id, prefix=f"commit {commit.oid[:12]}: "))
+        findings.extend(gate.check_state(state, plan_id, prefix=f"commit {commit.oid[:12]}: ", used=used))
     active = every or checked > 0
-    head = Head(state_of(head_oid), lambda: _fingerprint(root, cfg, head_oid), code)
+    head = Head(state_of(head_oid), lambda: _fingerprint(root, cfg, head_oid), code, frozenset(used))
     return findings, {"active": active, "changes": changes, "commits": checked}, head
 
 

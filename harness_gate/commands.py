@@ -182,6 +182,8 @@ def status(cwd: Path, plan_id: str | None) -> Report:
 # -- init and plan new ---------------------------------------------------------------
 
 GITATTRIBUTES_LINES = (
+    # Artifacts are hashed byte for byte: no end-of-line conversion on any platform.
+    "harness/** -text",
     "harness/plans/*/approvals.jsonl merge=union",
     "harness/plans/*/evidence.jsonl merge=union",
 )

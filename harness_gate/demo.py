@@ -42,6 +42,28 @@ def _chdir(path: Path) -> Iterator[None]:
         os.chdir(old)
 
 
+class _Indented(io.StringIO):
+    """The approval prompt, indented like every other step's output."""
+
+    def __init__(self, out: TextIO) -> None:
+        super().__init__()
+        self.out = out
+
+    def flush(self) -> None:
+        text = self.getvalue()
+        if "\n" in text:
+            done, _, rest = text.rpartition("\n")
+            self.out.write("".join(f"  {line}\n" for line in done.split("\n")))
+            self.seek(0)
+            self.truncate()
+            super().write(rest)
+
+    def write(self, s: str) -> int:
+        n = super().write(s)
+        self.flush()
+        return n
+
+
 class _Demo:
     def __init__(self, repo: Path, out: TextIO) -> None:
         self.repo = repo
@@ -76,8 +98,26 @@ class _Demo:
             self.git(*args)
 
 
+@contextmanager
+def _isolated() -> Iterator[None]:
+    """The demo's git must see only its throwaway repository: a caller's GIT_DIR,
+    GIT_WORK_TREE or GIT_INDEX_FILE would point every command at theirs."""
+    from harness_gate.runner import GIT_LOCAL_ENV  # noqa: PLC0415
+
+    saved = {k: os.environ.pop(k) for k in list(os.environ) if k in GIT_LOCAL_ENV or k.startswith("GIT_CONFIG")}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
+
+
 def run(out: TextIO) -> int:
     """Walk the lifecycle; return 0 when every step behaved as shown."""
+    with _isolated():
+        return _run(out)
+
+
+def _run(out: TextIO) -> int:
     with tempfile.TemporaryDirectory(prefix="harness-gate-demo-") as tmp:
         repo = Path(tmp)
         d = _Demo(repo, out)
@@ -91,7 +131,8 @@ def run(out: TextIO) -> int:
         test_cmd = f"{Path(sys.executable).as_posix()} -m unittest discover -s tests -t ."
 
         def answer(text: bytes) -> Callable[[], Report]:
-            return lambda: commands.approve(repo, None, None, io.BytesIO(text), out, tty=False)
+            prompt = _Indented(out)
+            return lambda: commands.approve(repo, None, None, io.BytesIO(text), prompt, tty=False)
 
         def gate(stage: str, *, base: str | None = None) -> Callable[[], Report]:
             mode = check.Mode("base", base, "HEAD") if base else check.Mode("staged")
@@ -145,7 +186,8 @@ def run(out: TextIO) -> int:
         d.write("src/calc.py", CALC.replace("a + b", "b + a"))
         d.git("add", "-A")
         d.step("Change a file after verifying: the evidence is for another tree",
-               "git add -A && harness-gate check --stage pre-push --staged", gate("pre-push"), 1)  # fmt: skip
+               "sed -i 's/a + b/b + a/' src/calc.py && git add -A && harness-gate check --stage pre-push --staged",
+               gate("pre-push"), 1)  # fmt: skip
         d.step("Verify again", "harness-gate verify", lambda: verification.verify(repo, None, ()), 0)
         d.step("Ask for a clean-context review of exactly this tree", "harness-gate review new --reviewer 'Rae Viewer'",
                lambda: review.review_new(repo, None, "Rae Viewer"), 0)  # fmt: skip

@@ -26,6 +26,7 @@ KEY_ORDER = [
     "plan_sha256", "policy",
 ]  # fmt: skip
 KEY_OUTPUT_CHARS = 4000
+ID_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
 _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
 
 

@@ -163,7 +163,11 @@ RULES: dict[str, Rule] = _rules(
     Rule("HG509", "schema violation", "See the schema named in the message (harness_gate/schemas/)."),
     Rule("HG510", "bad encoding", "Artifacts are UTF-8 without BOM, with LF line ends and no NUL bytes."),
     Rule("HG511", "empty artifact", "Write the artifact from its template (docs/artifacts.md)."),
-    Rule("HG512", "artifact too large", "Artifacts are capped at 1 MiB; move bulk output elsewhere."),
+    Rule(
+        "HG512",
+        "file too large",
+        "Artifacts are capped at `max_artifact_bytes` (1 MiB), logs at 256 MiB: start a new plan for more evidence.",
+    ),
     Rule(
         "HG513",
         "approval gate line missing or altered",

@@ -1,25 +1,33 @@
-"""Atomic file writes: a kill at any moment leaves the old file or the new one."""
+"""Atomic file writes: a kill at any moment leaves the old file or the new one.
+
+Appends copy the old bytes and the new line into a temporary file in the same
+directory, fsync it and rename it over the log, under an exclusive lock on the
+directory so that concurrent writers queue instead of losing each other's lines.
+A temporary file left by a killed writer is removed by the next writer.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+
+TMP_SUFFIX = ".tmp"
 
 
 def write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if path.exists():
-            Path(tmp).chmod(path.stat().st_mode & 0o777)
-        else:
-            Path(tmp).chmod(0o644)
+        Path(tmp).chmod(path.stat().st_mode & 0o777 if path.exists() else 0o644)
         Path(tmp).replace(path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -27,9 +35,44 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 def append_line_atomic(path: Path, line: bytes) -> None:
-    """Append one whole line: old bytes + line are written to a new file and swapped in."""
-    old = path.read_bytes() if path.exists() else b""
-    if old and not old.endswith(b"\n"):
-        raise ValueError(f"{path} does not end with a newline; refusing to append")
-    write_atomic(path, old + line)
+    """Append one whole line: the old file plus the line, swapped in by rename."""
+    if not line.endswith(b"\n") or b"\n" in line[:-1]:
+        raise ValueError("exactly one line, ending with a newline")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(path.parent):
+        for stale in path.parent.glob(f".{path.name}.*{TMP_SUFFIX}"):
+            with contextlib.suppress(OSError):
+                stale.unlink()  # a killed writer's leftover: we hold the lock, it is not live
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                if path.exists():
+                    with path.open("rb") as old:
+                        shutil.copyfileobj(old, out, 1 << 20)  # streamed: memory stays flat
+                    if out.tell():
+                        out.seek(-1, os.SEEK_END)
+                        with path.open("rb") as check:
+                            check.seek(-1, os.SEEK_END)
+                            if check.read(1) != b"\n":
+                                raise ValueError(f"{path} does not end with a newline; refusing to append")
+                        out.seek(0, os.SEEK_END)
+                out.write(line)
+                out.flush()
+                os.fsync(out.fileno())
+            Path(tmp).chmod(path.stat().st_mode & 0o777 if path.exists() else 0o644)
+            Path(tmp).replace(path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                Path(tmp).unlink()
+            raise

@@ -103,7 +103,8 @@ class State:
         return self.load_olds()
 
 
-def check_state(state: State, plan_id: str | None, *, prefix: str = "") -> list[Finding]:
+def check_state(state: State, plan_id: str | None, *, prefix: str = "", used: set[str] | None = None) -> list[Finding]:
+    """Findings for one state change; `used` collects the plans that authorised code."""
     new = state.new
     cfg = new.config
     root_prefix = cfg.artifacts_dir + "/"
@@ -113,7 +114,7 @@ def check_state(state: State, plan_id: str | None, *, prefix: str = "") -> list[
     code_changes = [c for c in state.changes if not decode(c.path).startswith(root_prefix)]
     out.extend(_artifact_rules(state, root_changes))
     if code_changes:
-        out.extend(_authority(state, code_changes, plan_id))
+        out.extend(_authority(state, code_changes, plan_id, used))
     if prefix:
         out = [Finding(f.code, f.path, f.line, f"{prefix}{f.message}", f.hint, f.severity) for f in out]
     return out
@@ -231,6 +232,8 @@ def _artifact_rules(state: State, changes: Sequence[git.Change]) -> list[Finding
                     out.append(finding("HG212", path, f"a committed lifecycle record is {what} here"))
             if not known and after is not None and name == "evidence.jsonl":
                 out.extend(evidence.validate(path, after))
+            elif merge and after is not None and name == "evidence.jsonl":
+                out.extend(_validate_merged(path, after, [o.files.get(path, b"") for o in state.olds]))
         else:
             others = True
     for plan_id in sorted(folders):
@@ -249,6 +252,18 @@ def _artifact_rules(state: State, changes: Sequence[git.Change]) -> list[Finding
 
 def _touched(path: str, changes: Sequence[git.Change]) -> bool:
     return any(decode(c.path) == path for c in changes)
+
+
+def _validate_merged(path: str, after: bytes, befores: Sequence[bytes]) -> list[Finding]:
+    """A merge's log: the lines no parent had are new, and validated like any append."""
+    from collections import Counter  # noqa: PLC0415
+
+    known: Counter[bytes] = Counter()
+    for before in befores:
+        counts = Counter(before.splitlines(keepends=True))
+        known |= counts  # a line both parents have counts once per copy either had
+    fresh = Counter(after.splitlines(keepends=True)) - known
+    return evidence.validate(path, b"".join(line for line in fresh.elements()))
 
 
 def _grows(before: bytes, after: bytes, *, merge: bool) -> bool:
@@ -279,7 +294,9 @@ def was_approved(old: Snapshot, plan_id: str, name: str, before: bytes) -> bool:
     return approvals_mod.status(records, gate, name, sha256_hex(before)) is approvals_mod.Status.APPROVED
 
 
-def _authority(state: State, changes: Sequence[git.Change], plan_id: str | None) -> list[Finding]:
+def _authority(
+    state: State, changes: Sequence[git.Change], plan_id: str | None, used: set[str] | None
+) -> list[Finding]:
     new = state.new
     cfg = new.config
     sample = ", ".join(show(c.path) for c in changes[:3]) + (" ..." if len(changes) > 3 else "")
@@ -294,6 +311,8 @@ def _authority(state: State, changes: Sequence[git.Change], plan_id: str | None)
                     line=problems[0].line,
                 )
             ]
+    if used is not None:
+        used.add(plan_id)
     folder = plans.load(new, plan_id)
     life = lifecycle.replay(folder)
     out = [*folder.findings, *life.findings]

@@ -492,3 +492,15 @@ def merge_dropped(root: Path, parents: Sequence[str], result: str | None) -> lis
 def remote_has_branches(root: Path, remote: str) -> bool:
     out = run(["for-each-ref", "--count=1", "--format=%(refname)", f"refs/remotes/{remote}/"], cwd=root)
     return bool(out.strip())
+
+
+def dirty_submodules(root: Path) -> list[str]:
+    """Submodules whose work tree holds changes their recorded commit does not."""
+    out = run(["status", "--porcelain=v2", "-z", "--ignore-submodules=none", "--untracked-files=all"], cwd=root)
+    dirty = []
+    for rec in out.split(b"\0"):
+        fields = rec.split(b" ")
+        # `1 XY S<c><m><u> ...`: m = tracked changes inside, u = untracked files inside
+        if len(fields) > 8 and fields[0] in (b"1", b"2") and fields[2][:1] == b"S" and fields[2][2:4] != b"..":
+            dirty.append(os.fsdecode(b" ".join(fields[8:] if fields[0] == b"1" else fields[9:])))
+    return dirty

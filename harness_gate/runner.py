@@ -83,6 +83,9 @@ def run(command: str, *, shell: bool, timeout: float, cwd: Path) -> Outcome:
     try:
         code: int | None = proc.wait(timeout=timeout)
         status = "PASS" if code == 0 else "FAIL"
+        # Background children left behind would outlive the evidence they belong to.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         code, status = None, "TIMEOUT"

@@ -82,6 +82,13 @@ def _log(root: Path, folder: plans.PlanFolder) -> Path:
 
 
 def _refuse_hidden(root: Path) -> None:
+    dirty = git.dirty_submodules(root)
+    if dirty:
+        raise HarnessGateError(
+            "HG308",
+            f"submodule(s) with uncommitted changes: {', '.join(dirty[:3])}; the fingerprint records only their commit",
+            "Commit (or discard) the changes inside the submodule first.",
+        )
     hidden = git.hidden_edits(root)
     if hidden:
         raise HarnessGateError(
@@ -188,6 +195,15 @@ def record(cwd: Path, plan_id: str | None, command_id: str, argv: Sequence[str],
     root = git.toplevel(cwd)
     snap = snapshot.from_worktree(root)
     folder, life = plan_for(snap, plan_id)
+    if not evidence.ID_RE.match(command_id):
+        raise HarnessGateError("HG904", f"--id {command_id!r} must match [a-z0-9][a-z0-9._-]{{0,63}}")
+    try:
+        command = shlex.join(argv)
+        command.encode("utf-8")
+    except UnicodeEncodeError:
+        raise HarnessGateError("HG904", "the command is not valid UTF-8") from None
+    if "\n" in command or "\r" in command or "\0" in command or len(command) > 4096:
+        raise HarnessGateError("HG904", "the command must be one line of at most 4096 characters")
     if command_id in {c["id"] for c in required_commands(life)}:
         raise HarnessGateError(
             "HG904", f"`{command_id}` is a required command: use `harness-gate verify --only {command_id}`"
@@ -195,7 +211,6 @@ def record(cwd: Path, plan_id: str | None, command_id: str, argv: Sequence[str],
     _refuse_hidden(root)
     _check_log(root, folder, snap)
     assert life.policy is not None and life.plan_sha256 is not None  # noqa: S101
-    command = shlex.join(argv)
     tree, rec = _run_and_record(
         root, snap.config, _log(root, folder), command_id=command_id, command=command, shell=False,
         timeout=timeout, plan_sha256=life.plan_sha256, policy=evidence.policy_hash(life.policy.verification),

@@ -338,3 +338,131 @@ def test_review_copied_from_another_plan(planned: Repo) -> None:
     planned.git("add", "-A")
     found = codes(planned, "--stage", "ci", "--staged")
     assert "HG410" in found
+
+
+# -- found in review ---------------------------------------------------------------------------
+
+
+def test_removing_active_at_the_head_does_not_skip_evidence(planned: Repo) -> None:
+    planned.git("commit", "-qm", "work")  # code without evidence, under plan p1
+    base = planned.git("rev-parse", "HEAD~1").decode().strip()
+    planned.git("rm", "-q", "harness/active")
+    planned.git("commit", "-qm", "drop active")
+    code, found = findings(planned, "--stage", "pre-push", "--range", f"{base}..HEAD")
+    assert code == 1
+    assert [c for c, _ in found] == ["HG301"]
+
+
+def test_switching_to_another_plan_at_the_head(planned: Repo) -> None:
+    planned.git("commit", "-qm", "work")
+    base = planned.git("rev-parse", "HEAD~1").decode().strip()
+    assert planned.cli("plan", "new", "p2", "--objective", "y", "--verify", "ok=true").exit_code == 0
+    planned.cli("verify")
+    planned.git("add", "-A")
+    planned.git("commit", "-qm", "switch to an unapproved plan")
+    found = codes(planned, "--stage", "pre-push", "--range", f"{base}..HEAD")
+    assert "HG301" in found  # p1 authorised the code and is neither active nor completed
+    assert "HG202" in found  # p2 is not approved
+
+
+def test_a_merge_that_adds_a_bad_evidence_line(planned: Repo) -> None:
+    planned.cli("verify")
+    planned.git("add", "-A")
+    planned.git("commit", "-qm", "verified")
+    base = planned.git("rev-parse", "HEAD").decode().strip()
+    planned.git("checkout", "-qb", "side")
+    planned.cli("record", "--id", "lint", "--", PY, "-c", "pass")
+    planned.git("add", "-A")
+    planned.git("commit", "-qm", "side record")
+    planned.git("checkout", "-q", "main")
+    planned.cli("record", "--id", "fmt", "--", PY, "-c", "pass")
+    planned.git("add", "-A")
+    planned.git("commit", "-qm", "main record")
+    planned.git("merge", "-q", "--no-commit", "side")  # merge=union joins both appends
+    data = planned.read(LOG).splitlines(keepends=True)
+    bad = b'{"schema":"harness-gate.evidence/v1","command_id":"tests","exit_code":NaN}\n'
+    (planned.path / LOG).write_bytes(b"".join(data[:-1]) + bad + data[-1])
+    planned.git("add", "-A")
+    planned.git("commit", "-qm", "merge side", "--no-verify")
+    assert "HG307" in codes(planned, "--stage", "pre-push", "--range", f"{base}..HEAD")
+
+
+def test_gate_reports_a_timeout_and_bad_numbers(repo: Repo) -> None:
+    repo.cli("init")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt")
+    make_plan(repo, f"{PY} -c 'import time; time.sleep(30)'", 1)
+    repo.write("src/a.py", "x\n")
+    repo.cli("verify")
+    repo.git("add", "-A")
+    assert codes(repo, "--stage", "pre-push", "--staged") == ["HG306"]
+    repo.git("commit", "-qm", "timed out")
+    with (repo.path / LOG).open("a") as fh:
+        fh.write('{"schema":"harness-gate.evidence/v1","command_id":"tests","exit_code":0.0}\n')
+    repo.git("add", "-A")
+    assert "HG307" in codes(repo, "--staged")
+
+
+def test_dirty_submodule_refuses_recording(planned: Repo, tmp_path: Path) -> None:
+    sub = tmp_path / "lib"
+    subprocess.run(["git", "init", "-q", str(sub)], check=True)
+    (sub / "lib.txt").write_text("v1\n")
+    subprocess.run(["git", "-C", str(sub), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(sub), "commit", "-qm", "v1"], check=True)
+    planned.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "src/vendor")
+    planned.git("commit", "-qm", "vendor", "--no-verify")
+    (planned.path / "src" / "vendor" / "lib.txt").write_text("patched\n")
+    res = planned.cli("verify")
+    assert res.exit_code == 2
+    assert "HG308" in res.output
+
+
+def test_concurrent_records_keep_every_line(planned: Repo) -> None:
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "harness_gate", "record", "--id", f"r{i}", "--", PY, "-c", "pass"],
+            cwd=planned.path, stdout=subprocess.DEVNULL,
+        )
+        for i in range(6)
+    ]  # fmt: skip
+    assert [p.wait(timeout=120) for p in procs] == [0] * 6
+    assert sorted(str(r["command_id"]) for r in records(planned)) == [f"r{i}" for i in range(6)]
+
+
+def test_a_killed_writers_leftover_is_cleaned(planned: Repo) -> None:
+    planned.cli("verify")
+    leftover = planned.path / FOLDER / ".evidence.jsonl.abc123.tmp"
+    leftover.write_bytes(b"half a rec")
+    assert planned.cli("verify").exit_code == 0
+    assert not leftover.exists()
+    assert len(records(planned)) == 2
+
+
+def test_record_validates_before_running(planned: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    res = planned.cli("record", "--id", "Bad ID", "--", "touch", str(marker))
+    assert res.exit_code == 2
+    assert "HG904" in res.output
+    assert not marker.exists()
+
+
+def test_demo_never_touches_a_repository_named_by_git_dir(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    subprocess.run(["git", "init", "-q", str(victim)], check=True)
+    (victim / "keep.txt").write_text("mine\n")
+    before = subprocess.run(["git", "-C", str(victim), "status", "--porcelain"], capture_output=True, check=True)
+    env = {**os.environ, "GIT_DIR": str(victim / ".git"), "GIT_WORK_TREE": str(victim)}
+    res = subprocess.run(
+        [sys.executable, "-m", "harness_gate", "demo"], cwd=tmp_path, env=env, capture_output=True, check=False
+    )
+    assert res.returncode == 0, res.stdout.decode()
+    after = subprocess.run(["git", "-C", str(victim), "status", "--porcelain"], capture_output=True, check=True)
+    assert after.stdout == before.stdout
+    log = subprocess.run(["git", "-C", str(victim), "log", "--oneline"], capture_output=True, check=False)
+    assert log.stdout == b""  # still no commits
+
+
+def test_init_pins_line_endings_of_the_artifacts(repo: Repo) -> None:
+    repo.cli("init")
+    out = repo.git("check-attr", "text", "--", "harness/plans/p/plan.md").decode()
+    assert out.strip().endswith("text: unset")
