@@ -94,7 +94,15 @@ def _config(root: Path, config_file: str | None, trusted_rev: str | None) -> con
     return snapshot.read_config(root, trusted_rev)
 
 
-def run_check(cwd: Path, *, stage: str | None, mode: Mode, plan_id: str | None, config_file: str | None) -> Report:
+def run_check(
+    cwd: Path,
+    *,
+    stage: str | None,
+    mode: Mode,
+    plan_id: str | None,
+    config_file: str | None,
+    reverify: bool = False,
+) -> Report:
     location = git.locate(cwd)
     root = location.toplevel
     if plan_id is not None and not plans.PLAN_ID.match(plan_id):
@@ -107,7 +115,7 @@ def run_check(cwd: Path, *, stage: str | None, mode: Mode, plan_id: str | None, 
         else:
             findings, data, head = _check_commits(root, mode, plan_id, config_file)
         if head is not None and head.code_changed:
-            findings.extend(_requirements(root, stage, head, plan_id))
+            findings.extend(_requirements(root, stage, head, plan_id, reverify=reverify))
     finally:
         cache.configure(None)
     data = {"stage": stage, "mode": mode.kind, **data}
@@ -116,7 +124,7 @@ def run_check(cwd: Path, *, stage: str | None, mode: Mode, plan_id: str | None, 
     return Report("check", tuple(findings), data)
 
 
-def _requirements(root: Path, stage: str, head: Head, plan_id: str | None) -> list[Finding]:
+def _requirements(root: Path, stage: str, head: Head, plan_id: str | None, *, reverify: bool) -> list[Finding]:
     """Fresh evidence and a fresh passing review for the head state, where the stage asks."""
     cfg = head.snapshot.config
     want_evidence, want_review = stage in cfg.evidence_stages, stage in cfg.review_stages
@@ -148,7 +156,9 @@ def _requirements(root: Path, stage: str, head: Head, plan_id: str | None) -> li
     if life.plan_approval is not approvals_mod.Status.APPROVED:
         out.append(finding("HG202", f"{folder.path}/plan.md", f"plan `{plan_id}` at the head is not approved"))
     tree = head.tree()
-    if want_evidence:
+    if want_evidence and reverify:
+        out.extend(verification.reverify(root, cfg, folder, life, tree))
+    elif want_evidence:
         out.extend(verification.freshness_findings(root, head.snapshot, folder, life, tree))
     if want_review:
         out.extend(review.review_findings(folder, life, tree))

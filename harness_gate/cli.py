@@ -17,11 +17,16 @@ from harness_gate import __version__
 from harness_gate.errors import HarnessGateError
 from harness_gate.report import Report, use_color, write_json, write_text
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "github")
 
 
 def _emit(report: Report, fmt: str) -> None:
-    if fmt == "json":
+    if fmt == "github":
+        from harness_gate import github  # noqa: PLC0415
+
+        github.write_outputs(report)
+        write_text(report, sys.stdout, color=False)
+    elif fmt == "json":
         write_json(report, sys.stdout)
     else:
         stream = sys.stdout
@@ -197,6 +202,7 @@ def status(plan_id: str | None, as_json: bool, fmt: str) -> None:
 @click.option("--head", metavar="REF", help="The head commit with --base (default HEAD).")
 @click.option("--plan", "plan_id", help="Judge against this plan instead of the active one.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Read the configuration from FILE.")
+@click.option("--reverify", is_flag=True, help="Run the required commands here instead of trusting recorded evidence.")
 @format_option
 def check(
     stage: str | None,
@@ -206,6 +212,7 @@ def check(
     head: str | None,
     plan_id: str | None,
     config_file: str | None,
+    reverify: bool,
     fmt: str,
 ) -> None:
     """Block changes outside the approved write boundary. Exit 0 allowed, 1 blocked, 2 error."""
@@ -220,6 +227,7 @@ def check(
             mode=check_mod.infer_mode(stage, staged, range_, base, head),
             plan_id=plan_id,
             config_file=config_file,
+            reverify=reverify,
         ),
     )
 

@@ -46,7 +46,7 @@ def _priority(f: Finding) -> tuple[int, int]:
     return (f.severity is not Severity.ERROR, 0 if f.code in _ALWAYS else _FAMILY_ORDER.get(f.code[:3], 8))
 
 
-def _sorted(findings: tuple[Finding, ...]) -> list[Finding]:
+def ordered(findings: tuple[Finding, ...]) -> list[Finding]:
     return sorted(findings, key=lambda f: (*_priority(f), f.code, f.path, f.line or 0))
 
 
@@ -65,7 +65,7 @@ def to_json(report: Report) -> dict[str, Any]:
                 "message": f.message,
                 "hint": f.hint,
             }
-            for f in _sorted(report.findings)
+            for f in ordered(report.findings)
         ],
         "data": dict(report.data),
     }
@@ -95,7 +95,7 @@ def write_text(report: Report, stream: TextIO, *, color: bool) -> None:
     for line in report.lines:
         stream.write(safe(line, keep_newlines=True) + "\n")
     group = ""
-    for f in _sorted(report.findings):
+    for f in ordered(report.findings):
         if f.code != group:
             group = f.code
             count = sum(1 for g in report.findings if g.code == f.code)
@@ -125,17 +125,17 @@ def safe(text: str, *, keep_newlines: bool = False) -> str:
 def write_json(report: Report, stream: TextIO) -> None:
     # Names that are not UTF-8 travel as surrogate escapes; show their bytes as \xNN
     # so the document is always valid UTF-8.
-    stream.write(json.dumps(_clean(to_json(report)), indent=2, ensure_ascii=False) + "\n")
+    stream.write(json.dumps(clean(to_json(report)), indent=2, ensure_ascii=False) + "\n")
 
 
-def _clean(value: Any) -> Any:
+def clean(value: Any) -> Any:
     if isinstance(value, str):
         try:
             return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         except UnicodeEncodeError:  # a lone surrogate that did not come from a file name
             return value.encode("utf-8", "backslashreplace").decode("utf-8")
     if isinstance(value, dict):
-        return {_clean(k): _clean(v) for k, v in value.items()}
+        return {clean(k): clean(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
+        return [clean(v) for v in value]
     return value

@@ -262,3 +262,23 @@ def freshness_findings(
             message += f" ({f.detail})"
         out.append(finding(evidence.REASON_CODES[f.reason], rel, message))
     return out
+
+
+def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str) -> list[Finding]:
+    """CI runs the required commands itself, on the checked-out head, and uses its own
+    results instead of the recorded ones (nothing is appended)."""
+    here = fingerprint_worktree(root, cfg)
+    rel = f"{folder.path}/evidence.jsonl"
+    if here != tree:
+        return [finding("HG302", rel, f"--reverify needs the head checked out: the work tree is {here[:12]}, "
+                        f"the head is {tree[:12]}")]  # fmt: skip
+    out = []
+    for cmd in required_commands(life):
+        outcome = runner.run(cmd["command"], shell=cmd.get("shell", False), timeout=cmd["timeout_seconds"], cwd=root)
+        if fingerprint_worktree(root, cfg) != tree:
+            out.append(finding("HG305", rel, f"`{cmd['id']}` (re-run in CI) changed the work tree"))
+        elif outcome.status != "PASS":
+            code = "HG305" if outcome.status == "FAIL" else "HG306"
+            tail = " | ".join(evidence.clean_output(outcome.output).strip().splitlines()[-3:])[:300]
+            out.append(finding(code, rel, f"`{cmd['id']}` (re-run in CI): {outcome.status}: {tail}"))
+    return out

@@ -1,0 +1,133 @@
+"""The GitHub Action's entry point: `python -m harness_gate.action`.
+
+Reads the event from `GITHUB_EVENT_PATH` (never from a shell), picks the commits to
+judge for `pull_request`, `push`, `merge_group` and `workflow_dispatch`, runs the gate
+at the `ci` stage (by default) and writes annotations, the step summary and outputs.
+Inputs arrive as environment variables set by action.yml (`INPUT_*`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness_gate import check, git
+from harness_gate.errors import HarnessGateError
+from harness_gate.report import Report
+
+ZERO = re.compile(r"0+\Z")
+STAGES = ("pre-commit", "pre-push", "ci")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to judge: commits of `head` not in `base`; or nothing, with the reason."""
+
+    base: str | None
+    head: str | None
+    why: str
+
+
+def _input(name: str, default: str = "") -> str:
+    return os.environ.get(f"INPUT_{name.upper().replace('-', '_')}", default).strip()
+
+
+def _payload() -> dict[str, Any]:
+    path = os.environ.get("GITHUB_EVENT_PATH")
+    if not path:
+        return {}
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise HarnessGateError("HG902", f"cannot read the event payload {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise HarnessGateError("HG902", "the event payload is not a JSON object")
+    return data
+
+
+def _sha(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", value):
+        raise HarnessGateError("HG902", f"the event payload has no valid {what}")
+    return value
+
+
+def resolve(root: Path, event: str, payload: dict[str, Any]) -> Plan:
+    base, head = _input("base"), _input("head")
+    if base:
+        return Plan(base, head or "HEAD", "the `base` input")
+    if event in ("pull_request", "pull_request_target"):
+        pr = payload.get("pull_request") or {}
+        # The PR's own head commit, not the synthetic merge commit actions/checkout leaves.
+        return Plan(_sha(pr.get("base", {}).get("sha"), "pull_request.base.sha"),
+                    _sha(pr.get("head", {}).get("sha"), "pull_request.head.sha"), event)  # fmt: skip
+    if event == "merge_group":
+        group = payload.get("merge_group") or {}
+        return Plan(_sha(group.get("base_sha"), "merge_group.base_sha"),
+                    _sha(group.get("head_sha"), "merge_group.head_sha"), event)  # fmt: skip
+    if event == "push":
+        after = payload.get("after") or ""
+        if payload.get("deleted") or ZERO.match(str(after)):
+            return Plan(None, None, "the push deleted a branch: nothing to check")
+        after = _sha(after, "after")
+        before = str(payload.get("before") or "")
+        if ZERO.match(before) or payload.get("forced") or not git.commit_exists(root, before):
+            # A new branch, or a forced push: the branch's own commits are those the
+            # default branch does not have.
+            default = (payload.get("repository") or {}).get("default_branch") or "main"
+            for ref in (f"refs/remotes/origin/{default}", f"refs/heads/{default}"):
+                if git.resolve(root, ref):
+                    return Plan(ref, after, f"push (compared with {default})")
+            raise HarnessGateError(
+                "HG905",
+                f"cannot find the default branch `{default}` to compare this push with",
+                "Fetch the full history: `fetch-depth: 0` in actions/checkout.",
+            )
+        return Plan(_sha(before, "before"), after, event)
+    if event == "workflow_dispatch":
+        raise HarnessGateError("HG904", "workflow_dispatch needs the `base` input (and optionally `head`)")
+    raise HarnessGateError("HG904", f"unsupported event `{event}`: use pull_request, push or merge_group")
+
+
+def run() -> Report:
+    event = os.environ.get("GITHUB_EVENT_NAME", "")
+    stage = _input("stage", "ci") or "ci"
+    if stage not in STAGES:
+        raise HarnessGateError("HG904", f"stage {stage!r} is not one of {', '.join(STAGES)}")
+    reverify = _input("reverify", "false").lower() == "true"
+    if reverify and event == "pull_request_target":
+        # That event runs with the base's secrets: never execute the pull request's code.
+        raise HarnessGateError("HG904", "reverify is refused under pull_request_target")
+    workdir = Path(_input("working-directory", ".") or ".")
+    root = git.toplevel(workdir)
+    plan = resolve(root, event, _payload())
+    if plan.base is None or plan.head is None:
+        return Report("check", data={"event": event, "skipped": plan.why}, lines=(plan.why,))
+    mode = check.Mode("base", plan.base, plan.head)
+    report = check.run_check(root, stage=stage, mode=mode, plan_id=None, config_file=_input("config") or None,
+                             reverify=reverify)  # fmt: skip
+    return Report(report.command, report.findings, {"event": event, **report.data}, report.error, report.lines)
+
+
+def main() -> int:
+    from harness_gate import github  # noqa: PLC0415
+
+    try:
+        report = run()
+    except HarnessGateError as exc:
+        report = Report("check", error=exc)
+    except Exception as exc:  # fail closed, with a reason, never a traceback
+        report = Report("check", error=HarnessGateError("HG999", f"internal error: {type(exc).__name__}: {exc}"))
+    github.write_outputs(report)
+    from harness_gate.report import write_text  # noqa: PLC0415
+
+    write_text(report, sys.stdout, color=False)
+    return report.exit_code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

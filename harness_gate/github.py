@@ -1,0 +1,79 @@
+"""GitHub Actions output: workflow-command annotations, the step summary, step outputs.
+
+Every value that reaches a workflow command is escaped (`%`, CR, LF in data; also `:`
+and `,` in properties), so a file name can never inject a command of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TextIO
+
+from harness_gate.findings import RULES
+from harness_gate.report import Report, clean, ordered, to_json
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def write_annotations(report: Report, stream: TextIO) -> None:
+    """One `::error` per finding, most important first (GitHub shows the first 10)."""
+    for f in ordered(report.findings):
+        props = [f"file={escape_property(clean(f.path))}"]
+        if f.line:
+            props.append(f"line={f.line}")
+        props.append(f"title={escape_property(f.code + ' ' + RULES[f.code].title if f.code in RULES else f.code)}")
+        level = "error" if f.blocks else "warning"
+        stream.write(f"::{level} {','.join(props)}::{escape_data(clean(f.message + ' — ' + f.hint))}\n")
+    if report.error is not None:
+        stream.write(f"::error title={escape_property(report.error.code)}::{escape_data(report.error.message)}"
+                     f"{escape_data(' — ' + report.error.hint if report.error.hint else '')}\n")  # fmt: skip
+
+
+def _cell(text: str) -> str:
+    return str(clean(text)).replace("|", "\\|").replace("\n", " ").replace("`", "'")
+
+
+def summary(report: Report) -> str:
+    """The full report as Markdown for $GITHUB_STEP_SUMMARY."""
+    icon = {"pass": "✅", "blocked": "❌", "error": "⚠️"}[report.result]
+    lines = [f"## {icon} harness-gate: {report.result}", ""]
+    data = report.data
+    if data:
+        facts = ", ".join(f"{k}: `{_cell(str(v))}`" for k, v in data.items() if not isinstance(v, (dict, list)))
+        lines += [facts, ""]
+    if report.error is not None:
+        lines += [f"**{report.error.code}**: {_cell(report.error.message)}", "", _cell(report.error.hint), ""]
+    for line in report.lines:
+        lines.append(_cell(line))
+    if report.findings:
+        lines += ["", "| code | path | line | message | how to fix |", "|---|---|---|---|---|"]
+        for f in ordered(report.findings):
+            lines.append(f"| {f.code} | `{_cell(f.path)}` | {f.line or ''} | {_cell(f.message)} | {_cell(f.hint)} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(report: Report) -> None:
+    """Annotations on stdout; summary, JSON report and step outputs where GitHub asks."""
+    import sys  # noqa: PLC0415  (the stream the runner shows)
+
+    write_annotations(report, sys.stdout)
+    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_path:
+        with Path(summary_path).open("a", encoding="utf-8") as fh:
+            fh.write(summary(report))
+    report_path = Path(os.environ.get("RUNNER_TEMP") or ".") / "harness-gate-report.json"
+    report_path.write_text(json.dumps(clean(to_json(report)), indent=2, ensure_ascii=False) + "\n", "utf-8")
+    output = os.environ.get("GITHUB_OUTPUT")
+    if output:
+        violations = sum(1 for f in report.findings if f.blocks)
+        with Path(output).open("a", encoding="utf-8") as fh:
+            # Our own values only: no file name ever goes into an output.
+            fh.write(f"result={report.result}\nviolations={violations}\nreport-path={report_path}\n")

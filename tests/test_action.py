@@ -1,0 +1,236 @@
+"""The GitHub Action as GitHub runs it: action.yml's steps through bash, in real repositories.
+
+Each `run:` step is executed with `bash --noprofile --norc -eo pipefail`, its `env:` and
+`working-directory:` evaluated from the inputs, and the runner's variables set
+(GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, RUNNER_TEMP,
+GITHUB_ACTION_PATH). The install step really installs this checkout into a venv (once
+per session); every later step runs that installed copy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness_gate import github
+from harness_gate.findings import Finding
+from harness_gate.report import Report
+from tests.helpers import Repo
+
+PROJECT = Path(__file__).resolve().parent.parent
+ACTION = yaml.safe_load((PROJECT / "action.yml").read_text())
+EXPR = re.compile(r"\$\{\{\s*([^}]*?)\s*\}\}")
+ZERO = "0" * 40
+
+
+def test_no_expression_is_interpolated_into_a_script() -> None:
+    for step in ACTION["runs"]["steps"]:
+        assert "${{" not in step.get("run", ""), step["name"]
+        assert step.get("shell") == "bash"
+    assert ACTION["runs"]["using"] == "composite"
+    documented = {"stage", "base", "head", "config", "reverify", "working-directory"}
+    assert documented <= set(ACTION["inputs"])
+    assert all(spec.get("description") for spec in ACTION["inputs"].values())
+    assert set(ACTION["outputs"]) == {"result", "violations", "report-path"}
+
+
+@dataclass
+class Outcome:
+    code: int
+    stdout: str
+    outputs: dict[str, str]
+    summary: str
+
+
+@pytest.fixture(scope="session")
+def runner_temp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("runner-temp")
+
+
+def run_action(repo: Path, runner_temp: Path, event: str, payload: dict[str, Any], **inputs: str) -> Outcome:
+    work = runner_temp / f"step-{os.urandom(4).hex()}"
+    work.mkdir()
+    event_path = work / "event.json"
+    event_path.write_text(json.dumps(payload))
+    output, summary = work / "output", work / "summary"
+    output.touch()
+    summary.touch()
+    values = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
+    values.update({k.replace("_", "-"): v for k, v in inputs.items()})
+    outputs: dict[str, str] = {}
+
+    def evaluate(text: str) -> str:
+        def one(m: re.Match[str]) -> str:
+            expr = m.group(1)
+            if expr.startswith("inputs."):
+                return values[expr[len("inputs.") :]]
+            if expr == "github.action_path":
+                return str(PROJECT)
+            if expr.startswith("steps."):
+                return ""
+            raise AssertionError(f"unexpected expression {expr}")
+
+        return EXPR.sub(one, text)
+
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
+    base_env.update({
+        "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": str(event_path),
+        "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary), "RUNNER_TEMP": str(runner_temp),
+        "GITHUB_ACTION_PATH": str(PROJECT), "GITHUB_WORKSPACE": str(repo),
+    })  # fmt: skip
+    stdout = ""
+    code = 0
+    for step in ACTION["runs"]["steps"]:
+        env = {**base_env, **{k: evaluate(str(v)) for k, v in step.get("env", {}).items()}}
+        cwd = repo / evaluate(step.get("working-directory", "."))
+        proc = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+            cwd=cwd, env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        stdout += proc.stdout
+        code = proc.returncode
+        assert "Traceback" not in proc.stderr, proc.stderr
+        if code != 0:
+            break
+    for line in output.read_text().splitlines():
+        key, _, value = line.partition("=")
+        outputs[key] = value
+    return Outcome(code, stdout, outputs, summary.read_text())
+
+
+def sha(repo: Repo, rev: str) -> str:
+    return repo.git("rev-parse", rev).decode().strip()
+
+
+@pytest.fixture
+def project(repo: Repo) -> Repo:
+    """main adopts harness-gate; `feature` plans, works, verifies and is reviewed: a passing PR."""
+    repo.write("README.md", "x\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "init")
+    repo.cli("init")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt")
+    repo.git("checkout", "-qb", "feature")
+    repo.cli("plan", "new", "p1", "--objective", "x", "--boundary", "src/**",
+             "--verify", f"tests={Path(sys.executable).as_posix()} -c pass")  # fmt: skip
+    repo.approve()
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "plan")
+    repo.write("src/a.py", "a = 1\n")
+    assert repo.cli("verify").exit_code == 0
+    assert repo.cli("review", "new", "--reviewer", "Rae").exit_code == 0
+    review = repo.path / "harness/plans/p1/001-review.md"
+    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "work")
+    return repo
+
+
+def pr(repo: Repo) -> dict[str, Any]:
+    return {"pull_request": {"base": {"sha": sha(repo, "main"), "ref": "main"}, "head": {"sha": sha(repo, "feature")}}}
+
+
+def test_passing_pull_request(project: Repo, runner_temp: Path) -> None:
+    out = run_action(project.path, runner_temp, "pull_request", pr(project))
+    assert out.code == 0, out.stdout
+    assert out.outputs["result"] == "pass"
+    assert out.outputs["violations"] == "0"
+    assert Path(out.outputs["report-path"]).is_file()
+    assert "harness-gate: pass" in out.summary
+    assert "::error" not in out.stdout
+
+
+def test_boundary_violation(project: Repo, runner_temp: Path) -> None:
+    project.write("other.py", "x\n")
+    project.git("add", "-A")
+    project.git("commit", "-qm", "outside", "--no-verify")
+    out = run_action(project.path, runner_temp, "pull_request", pr(project))
+    assert out.code == 1
+    assert out.outputs["result"] == "blocked"
+    assert "::error file=other.py,title=HG101 path outside the write boundary::" in out.stdout
+    assert "| HG101 | `other.py` |" in out.summary
+    doc = json.loads(Path(out.outputs["report-path"]).read_text())
+    assert doc["result"] == "blocked"
+
+
+def test_stale_evidence(project: Repo, runner_temp: Path) -> None:
+    project.write("src/a.py", "a = 2\n")
+    project.git("add", "-A")
+    project.git("commit", "-qm", "after review", "--no-verify")
+    out = run_action(project.path, runner_temp, "pull_request", pr(project))
+    assert out.code == 1
+    assert "title=HG302" in out.stdout  # evidence for another tree
+    assert "title=HG413" in out.stdout  # and the review is for another tree too
+
+
+def test_shallow_clone_is_blocked_with_the_fix(project: Repo, runner_temp: Path, tmp_path: Path) -> None:
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{project.path}", str(clone)],
+                   check=True)  # fmt: skip
+    out = run_action(clone, runner_temp, "pull_request", pr(project))
+    assert out.code == 2
+    assert out.outputs["result"] == "error"
+    assert "fetch-depth: 0" in out.stdout
+
+
+def test_new_branch_push_compares_with_the_default_branch(project: Repo, runner_temp: Path) -> None:
+    payload = {"before": ZERO, "after": sha(project, "feature"), "repository": {"default_branch": "main"}}
+    out = run_action(project.path, runner_temp, "push", payload)
+    assert out.code == 0, out.stdout
+    project.write("other.py", "x\n")
+    project.git("add", "-A")
+    project.git("commit", "-qm", "outside", "--no-verify")
+    payload["after"] = sha(project, "feature")
+    assert run_action(project.path, runner_temp, "push", payload).code == 1
+
+
+def test_push_and_deleted_branch(project: Repo, runner_temp: Path) -> None:
+    payload = {"before": sha(project, "main"), "after": sha(project, "feature")}
+    assert run_action(project.path, runner_temp, "push", payload).code == 0
+    deleted = run_action(project.path, runner_temp, "push", {"before": sha(project, "feature"), "after": ZERO,
+                                                              "deleted": True})  # fmt: skip
+    assert deleted.code == 0
+    assert "nothing to check" in deleted.stdout
+
+
+def test_merge_group(project: Repo, runner_temp: Path) -> None:
+    payload = {"merge_group": {"base_sha": sha(project, "main"), "head_sha": sha(project, "feature")}}
+    assert run_action(project.path, runner_temp, "merge_group", payload).code == 0
+
+
+def test_workflow_dispatch_needs_inputs(project: Repo, runner_temp: Path) -> None:
+    assert run_action(project.path, runner_temp, "workflow_dispatch", {}).code == 2
+    out = run_action(project.path, runner_temp, "workflow_dispatch", {}, base="main", head="feature")
+    assert out.code == 0, out.stdout
+
+
+def test_reverify_runs_the_commands_and_is_refused_for_pull_request_target(project: Repo, runner_temp: Path) -> None:
+    out = run_action(project.path, runner_temp, "pull_request", pr(project), reverify="true")
+    assert out.code == 1  # the checkout is main, not the head: re-running there proves nothing
+    assert "title=HG302" in out.stdout
+    project.git("checkout", "-q", "feature")
+    assert run_action(project.path, runner_temp, "pull_request", pr(project), reverify="true").code == 0
+    refused = run_action(project.path, runner_temp, "pull_request_target", pr(project), reverify="true")
+    assert refused.code == 2
+
+
+def test_annotations_escape_names_and_messages() -> None:
+    report = Report("check", (Finding("HG101", "a,b:c%d\ne.py", 3, "bad\r\nname 100%", "fix: it"),))
+    import io
+
+    stream = io.StringIO()
+    github.write_annotations(report, stream)
+    line = stream.getvalue()
+    assert line.count("\n") == 1  # one workflow command, whatever the name holds
+    assert "file=a%2Cb%3Ac%25d%0Ae.py,line=3," in line
+    assert "::bad%0D%0Aname 100%25 — fix: it" in line
