@@ -215,6 +215,7 @@ def test_workflow_dispatch_needs_inputs(project: Repo, runner_temp: Path) -> Non
 
 
 def test_reverify_runs_the_commands_and_is_refused_for_pull_request_target(project: Repo, runner_temp: Path) -> None:
+    project.git("checkout", "-q", "main")
     out = run_action(project.path, runner_temp, "pull_request", pr(project), reverify="true")
     assert out.code == 1  # the checkout is main, not the head: re-running there proves nothing
     assert "title=HG302" in out.stdout
