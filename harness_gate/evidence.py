@@ -144,12 +144,20 @@ def newest(path: str, data: bytes, wanted: Sequence[str]) -> tuple[dict[str, Rec
     `validate` reads them all, and each commit's appended lines are validated when they
     are committed.
     """
+    truncated = bool(data) and not data.endswith(b"\n")
+    return _newest_of(path, (raw for _, raw in _lines_from_end(data)), wanted, truncated=truncated)
+
+
+def _newest_of(
+    path: str, lines: Iterator[bytes], wanted: Sequence[str], *, truncated: bool
+) -> tuple[dict[str, Record], list[Finding]]:
+    """Walk lines newest first until every wanted id is found; bad lines met are findings."""
     found: dict[str, Record] = {}
     problems: list[Finding] = []
-    if data and not data.endswith(b"\n"):
+    if truncated:
         problems.append(finding("HG307", path, "the last record is truncated (no final newline)"))
     todo = set(wanted)
-    for _, raw in _lines_from_end(data):
+    for raw in lines:
         if not todo:
             break
         rec, why = parse_line(raw, 0)
@@ -198,22 +206,7 @@ def ends_with_newline(path: Path) -> bool:
 
 def newest_in_file(rel: str, path: Path, wanted: Sequence[str]) -> tuple[dict[str, Record], list[Finding]]:
     """`newest` for a log on disk, read from its end."""
-    found: dict[str, Record] = {}
-    problems: list[Finding] = []
-    if not ends_with_newline(path):
-        problems.append(finding("HG307", rel, "the last record is truncated (no final newline)"))
-    todo = set(wanted)
-    for raw in lines_from_file_end(path):
-        if not todo:
-            break
-        rec, why = parse_line(raw, 0)
-        if rec is None:
-            problems.append(finding("HG307", rel, why))
-            continue
-        if rec.command_id in todo:
-            found[rec.command_id] = rec
-            todo.discard(rec.command_id)
-    return found, problems
+    return _newest_of(rel, lines_from_file_end(path), wanted, truncated=not ends_with_newline(path))
 
 
 def validate(path: str, data: bytes, *, first_line: int = 1) -> list[Finding]:

@@ -13,20 +13,26 @@ import fcntl
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 TMP_SUFFIX = ".tmp"
 
 
 def write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    _replace_with(path, lambda out: out.write(data))
+
+
+def _replace_with(path: Path, fill: Callable[[BinaryIO], object]) -> None:
+    """Write a temporary file beside `path` with `fill`, fsync it, rename it over `path`."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        with os.fdopen(fd, "wb") as out:
+            fill(out)
+            out.flush()
+            os.fsync(out.fileno())
         Path(tmp).chmod(path.stat().st_mode & 0o777 if path.exists() else 0o644)
         Path(tmp).replace(path)
     except BaseException:
@@ -54,25 +60,16 @@ def append_line_atomic(path: Path, line: bytes) -> None:
         for stale in path.parent.glob(f".{path.name}.*{TMP_SUFFIX}"):
             with contextlib.suppress(OSError):
                 stale.unlink()  # a killed writer's leftover: we hold the lock, it is not live
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                if path.exists():
-                    with path.open("rb") as old:
-                        shutil.copyfileobj(old, out, 1 << 20)  # streamed: memory stays flat
-                    if out.tell():
-                        out.seek(-1, os.SEEK_END)
-                        with path.open("rb") as check:
-                            check.seek(-1, os.SEEK_END)
-                            if check.read(1) != b"\n":
-                                raise ValueError(f"{path} does not end with a newline; refusing to append")
-                        out.seek(0, os.SEEK_END)
-                out.write(line)
-                out.flush()
-                os.fsync(out.fileno())
-            Path(tmp).chmod(path.stat().st_mode & 0o777 if path.exists() else 0o644)
-            Path(tmp).replace(path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                Path(tmp).unlink()
-            raise
+        if path.exists():
+            with path.open("rb") as check:
+                check.seek(0, os.SEEK_END)
+                if check.tell() and (check.seek(-1, os.SEEK_END), check.read(1))[1] != b"\n":
+                    raise ValueError(f"{path} does not end with a newline; refusing to append")
+
+        def fill(out: BinaryIO) -> None:
+            if path.exists():
+                with path.open("rb") as old:
+                    shutil.copyfileobj(old, out, 1 << 20)  # streamed: memory stays flat
+            out.write(line)
+
+        _replace_with(path, fill)

@@ -226,7 +226,7 @@ def _artifact_rules(state: State, changes: Sequence[git.Change]) -> list[Finding
                 what = "deleted" if after is None else "modified"
                 if was_approved(old, parts[0], name, before):
                     out.append(finding("HG210", path, f"this artifact was approved and is {what} here"))
-                elif plans.NUMBERED.match(name) and (after is None or not amendable(name)):
+                elif plans.NUMBERED.match(name) and not amendable(name):
                     # Reviews, repairs, pauses and completions are records of what happened:
                     # deleting a completion or a pause would hand authority back.
                     out.append(finding("HG212", path, f"a committed lifecycle record is {what} here"))

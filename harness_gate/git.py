@@ -388,7 +388,9 @@ def _with_index_copy(root: Path, work: Callable[[dict[str, str]], str]) -> str:
     with tempfile.TemporaryDirectory(prefix="harness-gate-index-") as tmp:
         copy = Path(tmp) / "index"
         if source.exists():
-            shutil.copyfile(source, copy)
+            # copy2 keeps the index's mtime: git's racy-entry check compares file mtimes with
+            # it, and a fresh mtime would make git trust a stale entry for a same-second edit.
+            shutil.copy2(source, copy)
         return work({"GIT_INDEX_FILE": str(copy)})
 
 

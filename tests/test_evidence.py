@@ -466,3 +466,17 @@ def test_init_pins_line_endings_of_the_artifacts(repo: Repo) -> None:
     repo.cli("init")
     out = repo.git("check-attr", "text", "--", "harness/plans/p/plan.md").decode()
     assert out.strip().endswith("text: unset")
+
+
+def test_same_second_edit_after_staging_is_seen(planned: Repo) -> None:
+    """git trusts an index entry whose stat data matches unless it is racy; the private
+    index copy keeps the index's mtime so a same-second edit is still re-read."""
+    planned.git("commit", "-qm", "work")
+    target = planned.path / "src" / "a.py"
+    target.write_text("1\n")
+    planned.git("add", "src/a.py")
+    target.write_text("2\n")  # same size, same second as the index write
+    time.sleep(1.2)  # a copy of the index made now would look newer than the edit
+    index_tree = planned.cli("fingerprint", "index").output.strip()
+    work_tree = planned.cli("fingerprint").output.strip()
+    assert work_tree != index_tree
