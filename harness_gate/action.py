@@ -75,19 +75,35 @@ def resolve(root: Path, event: str, payload: dict[str, Any]) -> Plan:
             return Plan(None, None, "the push deleted a branch: nothing to check")
         after = _sha(after, "after")
         before = str(payload.get("before") or "")
-        if ZERO.match(before) or payload.get("forced") or not git.commit_exists(root, before):
-            # A new branch, or a forced push: the branch's own commits are those the
-            # default branch does not have.
-            default = (payload.get("repository") or {}).get("default_branch") or "main"
-            for ref in (f"refs/remotes/origin/{default}", f"refs/heads/{default}"):
-                if git.resolve(root, ref):
-                    return Plan(ref, after, f"push (compared with {default})")
+        default = (payload.get("repository") or {}).get("default_branch") or "main"
+        if not ZERO.match(before) and git.commit_exists(root, before):
+            # Also for a forced push: the commits of `after` that `before` did not have.
+            return Plan(_sha(before, "before"), after, event)
+        to_default = payload.get("ref") == f"refs/heads/{default}"
+        if not ZERO.match(before) and (git.is_shallow(root) or to_default):
+            # The old tip is not here: too little history, or a rewritten default branch.
             raise HarnessGateError(
                 "HG905",
-                f"cannot find the default branch `{default}` to compare this push with",
+                f"the previous tip {before[:12]} is not in this clone, so what the push changed is unknown",
                 "Fetch the full history: `fetch-depth: 0` in actions/checkout.",
             )
-        return Plan(_sha(before, "before"), after, event)
+        if to_default:
+            # The default branch's first push: there is nothing older to compare with.
+            raise HarnessGateError(
+                "HG905",
+                "the first push of the default branch has no earlier state to compare with",
+                "Check it once with `harness-gate check --base <first commit>`; protect the branch with pull requests.",
+            )
+        # A new branch, or one rewritten without its old tip fetched: its own commits are
+        # those the default branch does not have.
+        for ref in (f"refs/remotes/origin/{default}", f"refs/heads/{default}"):
+            if git.resolve(root, ref):
+                return Plan(ref, after, f"push (compared with {default})")
+        raise HarnessGateError(
+            "HG905",
+            f"cannot find the default branch `{default}` to compare this push with",
+            "Fetch the full history: `fetch-depth: 0` in actions/checkout.",
+        )
     if event == "workflow_dispatch":
         raise HarnessGateError("HG904", "workflow_dispatch needs the `base` input (and optionally `head`)")
     raise HarnessGateError("HG904", f"unsupported event `{event}`: use pull_request, push or merge_group")
@@ -99,17 +115,23 @@ def run() -> Report:
     if stage not in STAGES:
         raise HarnessGateError("HG904", f"stage {stage!r} is not one of {', '.join(STAGES)}")
     reverify = _input("reverify", "false").lower() == "true"
-    if reverify and event == "pull_request_target":
-        # That event runs with the base's secrets: never execute the pull request's code.
-        raise HarnessGateError("HG904", "reverify is refused under pull_request_target")
+    if reverify and event not in ("pull_request", "push"):
+        # pull_request_target, workflow_run and the like run with the base's secrets and
+        # token: never execute the change's code there.
+        raise HarnessGateError("HG904", f"reverify runs only under pull_request and push, not {event or 'this event'}")
     workdir = Path(_input("working-directory", ".") or ".")
     root = git.toplevel(workdir)
     plan = resolve(root, event, _payload())
     if plan.base is None or plan.head is None:
         return Report("check", data={"event": event, "skipped": plan.why}, lines=(plan.why,))
     mode = check.Mode("base", plan.base, plan.head)
+    evidence_head = None
+    if event == "merge_group":
+        parents = git.parents(root, plan.head)
+        if len(parents) == 2:
+            evidence_head = parents[1]  # the pull request's head, merged onto the queue
     report = check.run_check(root, stage=stage, mode=mode, plan_id=None, config_file=_input("config") or None,
-                             reverify=reverify)  # fmt: skip
+                             reverify=reverify, evidence_head=evidence_head)  # fmt: skip
     return Report(report.command, report.findings, {"event": event, **report.data}, report.error, report.lines)
 
 
@@ -123,9 +145,7 @@ def main() -> int:
     except Exception as exc:  # fail closed, with a reason, never a traceback
         report = Report("check", error=HarnessGateError("HG999", f"internal error: {type(exc).__name__}: {exc}"))
     github.write_outputs(report)
-    from harness_gate.report import write_text  # noqa: PLC0415
-
-    write_text(report, sys.stdout, color=False)
+    sys.stdout.write(github.final_line(report))
     return report.exit_code
 
 

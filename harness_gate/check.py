@@ -81,13 +81,27 @@ def infer_mode(stage: str | None, staged: bool, range_: str | None, base: str | 
     )
 
 
-def _config(root: Path, config_file: str | None, trusted_rev: str | None) -> config_mod.Config:
+def _config(
+    root: Path, config_file: str | None, trusted_rev: str | None, *, from_rev: bool = False
+) -> config_mod.Config:
+    """The configuration. `--config FILE` names a file on disk for the index check; for
+    commit ranges it names a path in the trusted commit, never the change under test."""
     if config_file:
         path = Path(config_file)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise ConfigError(f"cannot read {config_file}: {exc.strerror}") from None
+        if from_rev and trusted_rev:
+            try:
+                rel = Path(os.path.normpath(Path.cwd() / path)).relative_to(root).as_posix()
+            except ValueError:
+                raise ConfigError(f"{config_file} is outside the repository") from None
+            blobs = [b for b in git.tree_entries(root, trusted_rev, rel) if b.path == rel]
+            if not blobs:
+                raise ConfigError(f"{rel} does not exist in the trusted commit {trusted_rev[:12]}")
+            data = git.read_blobs(root, [blobs[0].oid])[blobs[0].oid]
+        else:
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise ConfigError(f"cannot read {config_file}: {exc.strerror}") from None
         if path.name == "pyproject.toml":
             return config_mod.parse(None, data)
         return config_mod.parse(data, None)
@@ -102,6 +116,7 @@ def run_check(
     plan_id: str | None,
     config_file: str | None,
     reverify: bool = False,
+    evidence_head: str | None = None,
 ) -> Report:
     location = git.locate(cwd)
     root = location.toplevel
@@ -115,6 +130,12 @@ def run_check(
         else:
             findings, data, head = _check_commits(root, mode, plan_id, config_file)
         if head is not None and head.code_changed:
+            if evidence_head is not None:
+                # A merge queue's group commit carries the base's newer work too: its
+                # evidence and review are those of the pull request's own head.
+                cfg = head.snapshot.config
+                head = Head(snapshot.from_commit(root, evidence_head, cfg),
+                            lambda: _fingerprint(root, cfg, evidence_head), True, head.used)  # fmt: skip
             findings.extend(_requirements(root, stage, head, plan_id, reverify=reverify))
     finally:
         cache.configure(None)
@@ -253,12 +274,12 @@ def _check_commits(
             raise HarnessGateError("HG905", f"no merge base of {mode.old} and {mode.new} in this shallow clone")
         raise usage(f"{mode.old} and {mode.new} share no history; nothing can be compared")
     listing = git.commits(root, new_ref, [old_ref])
-    trusted_cfg = _config(root, config_file, old_ref)
+    trusted_cfg = _config(root, config_file, old_ref, from_rev=True)
     if _active(trusted_cfg, snapshot.from_commit(root, old_ref, trusted_cfg)):
         return _judge(root, listing, cfg=trusted_cfg, head_oid=new_ref, plan_id=plan_id, every=True)
     # The base predates adoption: judge every commit made with the gate on, under the
     # configuration the pushed head carries (there is no older one to trust).
-    cfg = _config(root, config_file, new_ref)
+    cfg = _config(root, config_file, new_ref, from_rev=True)
     return _judge(root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=False)
 
 
@@ -267,7 +288,7 @@ def _push_new(
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
     """A push with no usable old tip: every commit the remote's branches do not have."""
     listing = git.commits(root, new_ref, [], not_remote=remote)
-    cfg = _config(root, config_file, new_ref)
+    cfg = _config(root, config_file, new_ref, from_rev=True)
     # A repository's first push may carry history from before it adopted harness-gate;
     # a branch pushed to a remote that already has branches (an orphan, say) is judged whole.
     first_push = not git.remote_has_branches(root, remote)

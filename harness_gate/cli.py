@@ -25,7 +25,7 @@ def _emit(report: Report, fmt: str) -> None:
         from harness_gate import github  # noqa: PLC0415
 
         github.write_outputs(report)
-        write_text(report, sys.stdout, color=False)
+        sys.stdout.write(github.final_line(report))
     elif fmt == "json":
         write_json(report, sys.stdout)
     else:

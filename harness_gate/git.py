@@ -506,3 +506,8 @@ def dirty_submodules(root: Path) -> list[str]:
         if len(fields) > 8 and fields[0] in (b"1", b"2") and fields[2][:1] == b"S" and fields[2][2:4] != b"..":
             dirty.append(os.fsdecode(b" ".join(fields[8:] if fields[0] == b"1" else fields[9:])))
     return dirty
+
+
+def parents(root: Path, rev: str) -> list[str]:
+    out = run(["rev-list", "--parents", "-n", "1", "--end-of-options", rev, "--"], cwd=root).decode().split()
+    return out[1:]

@@ -6,8 +6,10 @@ and `,` in properties), so a file name can never inject a command of its own.
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import TextIO
 
@@ -16,7 +18,8 @@ from harness_gate.report import Report, clean, ordered, to_json
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # `##[` is the runner's legacy command form; break it so no text can start one.
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A").replace("##[", "#\u200b#[")
 
 
 def escape_property(text: str) -> str:
@@ -38,7 +41,8 @@ def write_annotations(report: Report, stream: TextIO) -> None:
 
 
 def _cell(text: str) -> str:
-    return str(clean(text)).replace("|", "\\|").replace("\n", " ").replace("`", "'")
+    cleaned = str(clean(text)).replace("\r", " ").replace("\n", " ")
+    return html.escape(cleaned, quote=False).replace("|", "&#124;").replace("[", "&#91;")
 
 
 def summary(report: Report) -> str:
@@ -47,7 +51,9 @@ def summary(report: Report) -> str:
     lines = [f"## {icon} harness-gate: {report.result}", ""]
     data = report.data
     if data:
-        facts = ", ".join(f"{k}: `{_cell(str(v))}`" for k, v in data.items() if not isinstance(v, (dict, list)))
+        facts = ", ".join(
+            f"{k}: <code>{_cell(str(v))}</code>" for k, v in data.items() if not isinstance(v, (dict, list))
+        )
         lines += [facts, ""]
     if report.error is not None:
         lines += [f"**{report.error.code}**: {_cell(report.error.message)}", "", _cell(report.error.hint), ""]
@@ -56,12 +62,17 @@ def summary(report: Report) -> str:
     if report.findings:
         lines += ["", "| code | path | line | message | how to fix |", "|---|---|---|---|---|"]
         for f in ordered(report.findings):
-            lines.append(f"| {f.code} | `{_cell(f.path)}` | {f.line or ''} | {_cell(f.message)} | {_cell(f.hint)} |")
+            lines.append(
+                f"| {f.code} | <code>{_cell(f.path)}</code> | {f.line or ''} | {_cell(f.message)} | {_cell(f.hint)} |"
+            )
     return "\n".join(lines) + "\n"
 
 
 def write_outputs(report: Report) -> None:
-    """Annotations on stdout; summary, JSON report and step outputs where GitHub asks."""
+    """Annotations on stdout; summary, JSON report and step outputs where GitHub asks.
+
+    Nothing else reaches stdout: the runner scans every line for workflow commands, and
+    a file name printed as-is could carry one."""
     import sys  # noqa: PLC0415  (the stream the runner shows)
 
     write_annotations(report, sys.stdout)
@@ -69,11 +80,21 @@ def write_outputs(report: Report) -> None:
     if summary_path:
         with Path(summary_path).open("a", encoding="utf-8") as fh:
             fh.write(summary(report))
-    report_path = Path(os.environ.get("RUNNER_TEMP") or ".") / "harness-gate-report.json"
-    report_path.write_text(json.dumps(clean(to_json(report)), indent=2, ensure_ascii=False) + "\n", "utf-8")
+    # A file of its own per run: two gate steps in one job never share a report.
+    fd, name = tempfile.mkstemp(
+        prefix="harness-gate-report-", suffix=".json", dir=os.environ.get("RUNNER_TEMP") or None
+    )
+    report_path = Path(name)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(clean(to_json(report)), indent=2, ensure_ascii=False) + "\n")
     output = os.environ.get("GITHUB_OUTPUT")
     if output:
         violations = sum(1 for f in report.findings if f.blocks)
         with Path(output).open("a", encoding="utf-8") as fh:
             # Our own values only: no file name ever goes into an output.
             fh.write(f"result={report.result}\nviolations={violations}\nreport-path={report_path}\n")
+
+
+def final_line(report: Report) -> str:
+    n = sum(1 for f in report.findings if f.blocks)
+    return f"harness-gate: {report.result} ({n} blocking finding{'s' * (n != 1)}; the step summary has the report)\n"

@@ -33,8 +33,16 @@ class Outcome:
     duration_ms: int
 
 
+# A CI step's channels back to the runner and its tokens: code being verified gets none.
+RUNNER_CHANNELS = (
+    "GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY", "GITHUB_TOKEN",
+    "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_CACHE_URL",
+    "ACTIONS_RUNTIME_URL", "ACTIONS_RESULTS_URL",
+)  # fmt: skip
+
+
 def scrubbed_env() -> dict[str, str]:
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k not in RUNNER_CHANNELS}
     for name in GIT_LOCAL_ENV:
         env.pop(name, None)
     for name in [n for n in env if n.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))]:

@@ -52,8 +52,17 @@ class Outcome:
 
 
 @pytest.fixture(scope="session")
-def runner_temp(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("runner-temp")
+def pip_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # The install step always builds a fresh venv: a shared pip cache keeps that quick.
+    return tmp_path_factory.mktemp("pip-cache")
+
+
+@pytest.fixture
+def runner_temp(tmp_path: Path, pip_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PIP_CACHE_DIR", str(pip_cache))
+    path = tmp_path / "runner-temp"
+    path.mkdir()
+    return path
 
 
 def run_action(repo: Path, runner_temp: Path, event: str, payload: dict[str, Any], **inputs: str) -> Outcome:
@@ -158,7 +167,7 @@ def test_boundary_violation(project: Repo, runner_temp: Path) -> None:
     assert out.code == 1
     assert out.outputs["result"] == "blocked"
     assert "::error file=other.py,title=HG101 path outside the write boundary::" in out.stdout
-    assert "| HG101 | `other.py` |" in out.summary
+    assert "| HG101 | <code>other.py</code> |" in out.summary
     doc = json.loads(Path(out.outputs["report-path"]).read_text())
     assert doc["result"] == "blocked"
 
@@ -203,9 +212,34 @@ def test_push_and_deleted_branch(project: Repo, runner_temp: Path) -> None:
     assert "nothing to check" in deleted.stdout
 
 
+def _queue(project: Repo) -> dict[str, Any]:
+    """main moves on, then the queue merges the pull request onto it (a real group commit)."""
+    project.git("checkout", "-q", "main")
+    project.write("NEWS.md", "main moved on\n")
+    project.git("add", "-A")
+    project.git("commit", "-qm", "main moves on", "--no-verify")
+    base = sha(project, "main")
+    project.git("checkout", "-qb", "gh-readonly-queue/main/pr-1", "main")
+    project.git("merge", "-q", "--no-ff", "--no-edit", "--no-verify", "feature")
+    return {"merge_group": {"base_sha": base, "head_sha": sha(project, "HEAD")}}
+
+
 def test_merge_group(project: Repo, runner_temp: Path) -> None:
-    payload = {"merge_group": {"base_sha": sha(project, "main"), "head_sha": sha(project, "feature")}}
-    assert run_action(project.path, runner_temp, "merge_group", payload).code == 0
+    out = run_action(project.path, runner_temp, "merge_group", _queue(project))
+    assert out.code == 0, out.stdout  # evidence and review are the pull request head's
+    assert out.outputs["result"] == "pass"
+    assert "harness-gate: pass" in out.summary
+
+
+def test_merge_group_with_a_violation(project: Repo, runner_temp: Path) -> None:
+    project.write("other.py", "x\n")
+    project.git("add", "-A")
+    project.git("commit", "-qm", "outside", "--no-verify")
+    out = run_action(project.path, runner_temp, "merge_group", _queue(project))
+    assert out.code == 1
+    assert "title=HG101" in out.stdout
+    refused = run_action(project.path, runner_temp, "merge_group", _queue(project), reverify="true")
+    assert refused.code == 2
 
 
 def test_workflow_dispatch_needs_inputs(project: Repo, runner_temp: Path) -> None:
@@ -235,3 +269,65 @@ def test_annotations_escape_names_and_messages() -> None:
     assert line.count("\n") == 1  # one workflow command, whatever the name holds
     assert "file=a%2Cb%3Ac%25d%0Ae.py,line=3," in line
     assert "::bad%0D%0Aname 100%25 — fix: it" in line
+
+
+def test_the_workspace_cannot_replace_the_gate(project: Repo, runner_temp: Path) -> None:
+    fake = "import os\nprint('all good')\nopen(os.environ['GITHUB_OUTPUT'], 'a').write('result=pass\\n')\n"
+    project.write("harness_gate/__init__.py", "")
+    project.write("harness_gate/action.py", fake)
+    project.write("pip/__main__.py", fake)
+    project.git("add", "-A")
+    project.git("commit", "-qm", "shadow the gate", "--no-verify")
+    out = run_action(project.path, runner_temp, "pull_request", pr(project))
+    assert out.code == 1
+    assert out.outputs["result"] == "blocked"
+    assert "all good" not in out.stdout
+
+
+def test_file_names_cannot_inject_workflow_commands(project: Repo, runner_temp: Path) -> None:
+    (project.path / "::warning title=fake::injected").write_text("x")
+    (project.path / "##[warning]legacy").write_text("x")
+    project.git("add", "-A")
+    project.git("commit", "-qm", "hostile names", "--no-verify")
+    out = run_action(project.path, runner_temp, "pull_request", pr(project))
+    assert out.code == 1
+    for line in out.stdout.splitlines():
+        stripped = line.lstrip()
+        assert not stripped.startswith("::warning"), line
+        assert "##[" not in line, line
+        if stripped.startswith("::"):
+            assert stripped.startswith("::error file="), line
+
+
+def test_pushes_without_the_old_tip(project: Repo, runner_temp: Path, tmp_path: Path) -> None:
+    after = sha(project, "feature")
+    # A shallow clone cannot know what a push changed.
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{project.path}", str(clone)],
+                   check=True)  # fmt: skip
+    payload = {"ref": "refs/heads/feature", "before": sha(project, "feature~1"), "after": after,
+               "repository": {"default_branch": "main"}}  # fmt: skip
+    out = run_action(clone, runner_temp, "push", payload)
+    assert out.code == 2
+    assert "fetch-depth: 0" in out.stdout
+    # A forced push to the default branch whose old tip was never fetched.
+    forced = {"ref": "refs/heads/main", "before": "1" * 40, "after": after, "forced": True,
+              "repository": {"default_branch": "main"}}  # fmt: skip
+    assert run_action(project.path, runner_temp, "push", forced).code == 2
+    # A forced push whose old tip is here: the commits it brings are judged.
+    project.write("other.py", "x\n")
+    project.git("add", "-A")
+    project.git("commit", "-qm", "outside", "--no-verify")
+    rewritten = {"ref": "refs/heads/main", "before": sha(project, "main"), "after": sha(project, "feature"),
+                 "forced": True, "repository": {"default_branch": "main"}}  # fmt: skip
+    assert run_action(project.path, runner_temp, "push", rewritten).code == 1
+
+
+def test_the_config_input_is_read_from_the_base(project: Repo, runner_temp: Path) -> None:
+    project.write(".harness-gate.toml", 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\n')
+    project.write("src/a.py", "a = 3\n")  # stale evidence: only the PR's own config would excuse it
+    project.git("add", "-A")
+    project.git("commit", "-qm", "relax the rules", "--no-verify")
+    out = run_action(project.path, runner_temp, "pull_request", pr(project), config=".harness-gate.toml")
+    assert out.code == 1
+    assert "title=HG302" in out.stdout
