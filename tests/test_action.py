@@ -209,7 +209,7 @@ def test_push_and_deleted_branch(project: Repo, runner_temp: Path) -> None:
     deleted = run_action(project.path, runner_temp, "push", {"before": sha(project, "feature"), "after": ZERO,
                                                               "deleted": True})  # fmt: skip
     assert deleted.code == 0
-    assert "nothing to check" in deleted.stdout
+    assert "nothing to check" in deleted.summary
 
 
 def _queue(project: Repo) -> dict[str, Any]:
@@ -235,10 +235,11 @@ def test_merge_group_with_a_violation(project: Repo, runner_temp: Path) -> None:
     project.write("other.py", "x\n")
     project.git("add", "-A")
     project.git("commit", "-qm", "outside", "--no-verify")
-    out = run_action(project.path, runner_temp, "merge_group", _queue(project))
+    payload = _queue(project)
+    out = run_action(project.path, runner_temp, "merge_group", payload)
     assert out.code == 1
     assert "title=HG101" in out.stdout
-    refused = run_action(project.path, runner_temp, "merge_group", _queue(project), reverify="true")
+    refused = run_action(project.path, runner_temp, "merge_group", payload, reverify="true")
     assert refused.code == 2
 
 
