@@ -116,3 +116,21 @@ def repair_md(
             "verification_after": V2 if progress else V1,
         },
     )
+
+
+def completion_md(
+    repo: Repo, folder: str, plan_sha256: str, review: str | None = "001-review.md", *, outcome: str = "completed"
+) -> str:
+    """A Completion bound to `review` at its current bytes (or to none, for a cancel)."""
+    return templates.completion(
+        binding={
+            "plan_sha256": plan_sha256,
+            "amendment_sha256": None,
+            "review": review,
+            "review_sha256": sha(repo, f"{folder}/{review}") if review else None,
+            "tree": TREE,
+        },
+        summary="Done.",
+        evidence=[],
+        outcome=outcome,
+    )

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness_gate import templates
-from tests.helpers import TREE, Repo, plan_sha, sha
+from tests.helpers import TREE, Repo, completion_md, plan_sha, review_md
 
 BOUNDARY_ONLY = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\n'
 HOOK = f"""#!/bin/sh
@@ -110,28 +110,11 @@ def test_unapproved_stale_completed_and_paused_plans(gated: Repo) -> None:
     psha = plan_sha(gated, folder)
     gated.write(
         f"{folder}/001-review.md",
-        templates.review(
-            binding={"plan_sha256": psha, "amendment_sha256": None, "tree": TREE, "evidence": []},
-            identity="r",
-            scope="all",
-            findings=[],
-            verdict="PASS",
-        ),
+        review_md(psha, "PASS"),
     )
     gated.write(
         f"{folder}/002-completion.md",
-        templates.completion(
-            binding={
-                "plan_sha256": psha,
-                "amendment_sha256": None,
-                "review": "001-review.md",
-                "review_sha256": sha(gated, f"{folder}/001-review.md"),
-                "tree": TREE,
-            },
-            summary="done",
-            evidence=[],
-            outcome="completed",
-        ),
+        completion_md(gated, folder, psha, "001-review.md"),
     )
     gated.git("add", "-A")
     assert staged(gated) == (1, [("HG209", f"{folder}/plan.md")])
@@ -493,28 +476,11 @@ def test_deleting_a_completion_does_not_restore_authority(gated: Repo) -> None:
     psha = plan_sha(gated, folder)
     gated.write(
         f"{folder}/001-review.md",
-        templates.review(
-            binding={"plan_sha256": psha, "amendment_sha256": None, "tree": TREE, "evidence": []},
-            identity="r",
-            scope="all",
-            findings=[],
-            verdict="PASS",
-        ),
+        review_md(psha, "PASS"),
     )
     gated.write(
         f"{folder}/002-completion.md",
-        templates.completion(
-            binding={
-                "plan_sha256": psha,
-                "amendment_sha256": None,
-                "review": "001-review.md",
-                "review_sha256": sha(gated, f"{folder}/001-review.md"),
-                "tree": TREE,
-            },
-            summary="done",
-            evidence=[],
-            outcome="completed",
-        ),
+        completion_md(gated, folder, psha, "001-review.md"),
     )
     commit(gated, "complete p1")
     gated.git("rm", "-q", f"{folder}/002-completion.md")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from harness_gate import templates
-from tests.helpers import TREE, VERIFICATION, Repo, plan_sha, repair_md, review_md, sha
+from tests.helpers import TREE, VERIFICATION, Repo, completion_md, plan_sha, repair_md, review_md, sha
 
 
 def lint_codes(repo: Repo) -> list[tuple[str, str]]:
@@ -51,18 +51,7 @@ def test_full_repair_cycle_then_completion(approved: tuple[Repo, str, str]) -> N
     assert state(repo)["state"] == "reviewing"
     repo.write(
         f"{folder}/004-completion.md",
-        templates.completion(
-            binding={
-                "plan_sha256": psha,
-                "amendment_sha256": None,
-                "review": "003-review.md",
-                "review_sha256": sha(repo, f"{folder}/003-review.md"),
-                "tree": TREE,
-            },
-            summary="Done.",
-            evidence=[],
-            outcome="completed",
-        ),
+        completion_md(repo, folder, psha, "003-review.md"),
     )
     assert lint_codes(repo) == []
     data = state(repo)
@@ -156,18 +145,7 @@ def test_completion_without_passing_review(approved: tuple[Repo, str, str]) -> N
     repo.write(f"{folder}/001-review.md", review_md(psha, "REPAIR_REQUIRED", ("F1",)))
     repo.write(
         f"{folder}/002-completion.md",
-        templates.completion(
-            binding={
-                "plan_sha256": psha,
-                "amendment_sha256": None,
-                "review": "001-review.md",
-                "review_sha256": sha(repo, f"{folder}/001-review.md"),
-                "tree": TREE,
-            },
-            summary="Done.",
-            evidence=[],
-            outcome="completed",
-        ),
+        completion_md(repo, folder, psha, "001-review.md"),
     )
     assert lint_codes(repo) == [("HG405", "002-completion.md")]
 
