@@ -12,7 +12,7 @@ from typing import Any, BinaryIO, TextIO
 from harness_gate import approvals as approvals_mod
 from harness_gate import config as config_mod
 from harness_gate import evidence, fsutil, git, lifecycle, plans, snapshot, templates, verification
-from harness_gate.artifacts.kinds import AMENDMENT, PLAN, REPAIR_PLAN, RESUME
+from harness_gate.artifacts.kinds import BY_SLUG, REPAIR_PLAN
 from harness_gate.artifacts.parse import parse_artifact
 from harness_gate.errors import HarnessGateError
 from harness_gate.findings import Finding, finding
@@ -316,7 +316,6 @@ def plan_new(
 
 # -- approve -------------------------------------------------------------------------
 
-GATE_OF = {PLAN.title: "plan", AMENDMENT.title: "amendment", RESUME.title: "repair_resume"}
 
 
 def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryIO, out: TextIO, *, tty: bool) -> Report:
@@ -349,8 +348,8 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
                 ),
             ),
         )
-    gate = GATE_OF.get(art.kind.title)
-    if gate is None:
+    gate = art.kind.gate_name
+    if not gate:
         return Report("approve", (finding("HG208", path, f"a `# {art.kind.title}` takes no approval"),))
     log_problems = [f for f in folder.findings if f.path.endswith("/approvals.jsonl")]
     if log_problems:
@@ -439,8 +438,8 @@ def _approval_target(folder: plans.PlanFolder, artifact: str | None, cwd: Path, 
     ):
         return "plan.md"
     for entry in reversed(folder.entries):
-        if entry.slug in ("amendment", "resume"):
-            gate = "amendment" if entry.slug == "amendment" else "repair_resume"
+        gate = BY_SLUG[entry.slug].gate_name
+        if gate:
             sha = entry.artifact.sha256 if entry.artifact else ""
             if approvals_mod.status(folder.approvals, gate, entry.name, sha) is not approvals_mod.Status.APPROVED:
                 return entry.name

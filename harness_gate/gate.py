@@ -37,7 +37,6 @@ PROTECTED_ROOT = (
 PROTECTED_PATHS = (".github/CODEOWNERS", "docs/CODEOWNERS")
 PROTECTED_DIRS = (".github/",)
 APPEND_ONLY = ("approvals.jsonl", "evidence.jsonl")
-GATED = {"plan.md": "plan", "amendment": "amendment", "resume": "repair_resume"}
 
 
 def decode(path: bytes) -> str:
@@ -275,15 +274,16 @@ def _grows(before: bytes, after: bytes, *, merge: bool) -> bool:
 
 
 def amendable(name: str) -> bool:
-    """An amendment or resume may still be edited until it is approved."""
-    m = plans.NUMBERED.match(name)
-    return m is not None and m.group(2) in ("amendment", "resume")
+    """A numbered artifact that takes an approval (amendment, resume) may still be edited
+    until it is approved."""
+    kind = plans.kind_of_file(name)
+    return kind is not None and kind.slug != "plan" and bool(kind.gate_name)
 
 
 def was_approved(old: Snapshot, plan_id: str, name: str, before: bytes) -> bool:
-    m = plans.NUMBERED.match(name)
-    gate = GATED.get(name) or (GATED.get(m.group(2)) if m else None)
-    if gate is None:
+    kind = plans.kind_of_file(name)
+    gate = kind.gate_name if kind is not None else ""
+    if not gate:
         return False
     log = old.files.get(f"{old.artifacts_dir}/plans/{plan_id}/approvals.jsonl")
     if log is None:

@@ -116,8 +116,8 @@ class _Replay:
     def add(self, code: str, entry: Entry, message: str, line: int | None = None) -> None:
         self.findings.append(finding(code, entry.path, message, line=line))
 
-    def approval(self, entry: Entry, gate: str, sha: str) -> approvals_mod.Status:
-        return approvals_mod.status(self.folder.approvals, gate, entry.name, sha)
+    def approval(self, entry: Entry, art: Artifact) -> approvals_mod.Status:
+        return approvals_mod.status(self.folder.approvals, art.kind.gate_name, entry.name, art.sha256)
 
     def check_binding(self, entry: Entry, binding: Mapping[str, Any], line: int) -> None:
         if binding["plan_sha256"] != self.plan.sha256:
@@ -277,7 +277,7 @@ class _Replay:
         if binding["latest_verification"] != paused["latest_verification"]:
             self.add("HG410", entry, "bound to another verification fingerprint than the pause", lines["Binding"])
             return
-        status = self.approval(entry, "repair_resume", art.sha256)
+        status = self.approval(entry, art)
         if status is approvals_mod.Status.STALE:
             self.add("HG203", entry, "changed after it was approved")
         if status is not approvals_mod.Status.APPROVED:
@@ -293,7 +293,7 @@ class _Replay:
         self.check_binding(entry, v["Binding"], lines["Binding"])
         if not any(d["material"] for d in v["Deltas"].values()):
             self.add("HG406", entry, "no declared delta is material", lines["Deltas"])
-        status = self.approval(entry, "amendment", art.sha256)
+        status = self.approval(entry, art)
         if status is approvals_mod.Status.STALE:
             self.add("HG203", entry, "changed after it was approved")
         if status is not approvals_mod.Status.APPROVED:

@@ -9,7 +9,7 @@ from typing import Any
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import cache
-from harness_gate.artifacts.kinds import BY_SLUG, KINDS, PLAN, Content
+from harness_gate.artifacts.kinds import BY_SLUG, KINDS, PLAN, Content, KindSpec
 from harness_gate.artifacts.parse import Artifact, parse_artifact
 from harness_gate.findings import Finding, finding
 from harness_gate.snapshot import Snapshot
@@ -39,6 +39,14 @@ class PlanFolder:
     approvals: tuple[approvals_mod.Approval, ...]
     entries: tuple[Entry, ...]
     findings: tuple[Finding, ...]
+
+
+def kind_of_file(name: str) -> KindSpec | None:
+    """The artifact kind a plan folder's file name says it holds (`plan.md`, `NNN-slug.md`)."""
+    if name == "plan.md":
+        return PLAN
+    m = NUMBERED.match(name)
+    return BY_SLUG.get(m.group(2)) if m else None
 
 
 def parse_cached(path: str, data: bytes, artifacts_dir: str, max_bytes: int) -> tuple[Artifact | None, list[Finding]]:
