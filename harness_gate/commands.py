@@ -317,7 +317,6 @@ def plan_new(
 # -- approve -------------------------------------------------------------------------
 
 
-
 def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryIO, out: TextIO, *, tty: bool) -> Report:
     root = git.toplevel(cwd)
     snap = snapshot.from_worktree(root)

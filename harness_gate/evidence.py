@@ -12,7 +12,7 @@ import datetime as dt
 import hashlib
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -209,37 +209,30 @@ def newest_in_file(rel: str, path: Path, wanted: Sequence[str]) -> tuple[dict[st
     return _newest_of(rel, lines_from_file_end(path), wanted, truncated=not ends_with_newline(path))
 
 
+def _validate_lines(rel: str, lines: Iterable[bytes], first_line: int) -> list[Finding]:
+    """Each line (with its newline, when it has one) must be a valid record."""
+    problems: list[Finding] = []
+    for n, raw in enumerate(lines, start=first_line):
+        if not raw.endswith(b"\n"):
+            problems.append(finding("HG307", rel, "the last record is truncated (no final newline)", line=n))
+        rec, why = parse_line(raw.removesuffix(b"\n"), n)
+        if rec is None:
+            problems.append(finding("HG307", rel, why, line=n))
+    return problems
+
+
 def validate(path: str, data: bytes, *, first_line: int = 1) -> list[Finding]:
     """Every line of (a part of) the log must be a valid record."""
-    problems: list[Finding] = []
-    if data and not data.endswith(b"\n"):
-        problems.append(
-            finding(
-                "HG307", path, "the last record is truncated (no final newline)", line=first_line + data.count(b"\n")
-            )
-        )
-    lines = data.split(b"\n")
-    if data.endswith(b"\n"):
-        lines.pop()
-    for n, raw in enumerate(lines, start=first_line):
-        rec, why = parse_line(raw, n)
-        if rec is None:
-            problems.append(finding("HG307", path, why, line=n))
-    return problems
+    parts = data.split(b"\n")
+    tail = parts.pop()  # empty when the data ends with a newline
+    lines = [part + b"\n" for part in parts] + ([tail] if tail else [])
+    return _validate_lines(path, lines, first_line)
 
 
 def validate_file(rel: str, path: Path) -> list[Finding]:
     """`validate` for a log on disk, a line at a time."""
-    problems: list[Finding] = []
-    n = 0
     with path.open("rb") as fh:
-        for n, raw in enumerate(fh, start=1):
-            if not raw.endswith(b"\n"):
-                problems.append(finding("HG307", rel, "the last record is truncated (no final newline)", line=n))
-            rec, why = parse_line(raw.rstrip(b"\n"), n)
-            if rec is None:
-                problems.append(finding("HG307", rel, why, line=n))
-    return problems
+        return _validate_lines(rel, fh, 1)
 
 
 @dataclass(frozen=True)
