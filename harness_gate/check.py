@@ -215,8 +215,7 @@ def _check_index(
         return [snapshot.from_commit(root, r, cfg) for r in parents] or [snapshot.empty(root, cfg)]
 
     data: dict[str, Any] = {"active": True, "changes": len(changes), "commits": 0}
-    prefix = cfg.artifacts_dir + "/"
-    code = any(not gate.decode(c.path).startswith(prefix) for c in changes)
+    code = gate.touches_code(changes, cfg.artifacts_dir)
     used: set[str] = set()
     found = gate.check_state(gate.State("index", None, changes, new, olds), plan_id, used=used)
     return found, data, Head(new, lambda: _fingerprint(root, cfg, None), code, frozenset(used))
@@ -321,7 +320,6 @@ def _judge(
     checked = 0
     code = False
     used: set[str] = set()
-    prefix = cfg.artifacts_dir + "/"
     for commit in listing:
         if not every and not _gate_was_on(commit, on_at):
             continue  # history from before the repository adopted harness-gate
@@ -329,7 +327,7 @@ def _judge(
         own = list(commit.changes)
         if len(commit.parents) > 1:
             own = _merge_own(root, own, [], commit.parents, commit.oid)
-        code = code or any(not gate.decode(c.path).startswith(prefix) for c in own)
+        code = code or gate.touches_code(own, cfg.artifacts_dir)
         changes += len(own)
         parents = commit.parents
 

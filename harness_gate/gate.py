@@ -102,15 +102,23 @@ class State:
         return self.load_olds()
 
 
+def in_artifacts(change: git.Change, artifacts_dir: str) -> bool:
+    """Inside the artifacts root: governed by artifact rules, not by a plan's boundary."""
+    return change.path.startswith(artifacts_dir.encode("utf-8", "surrogateescape") + b"/")
+
+
+def touches_code(changes: Sequence[git.Change], artifacts_dir: str) -> bool:
+    return any(not in_artifacts(c, artifacts_dir) for c in changes)
+
+
 def check_state(state: State, plan_id: str | None, *, prefix: str = "", used: set[str] | None = None) -> list[Finding]:
     """Findings for one state change; `used` collects the plans that authorised code."""
     new = state.new
     cfg = new.config
-    root_prefix = cfg.artifacts_dir + "/"
     out: list[Finding] = []
     out.extend(_always_blocked(state))
-    root_changes = [c for c in state.changes if decode(c.path).startswith(root_prefix)]
-    code_changes = [c for c in state.changes if not decode(c.path).startswith(root_prefix)]
+    root_changes = [c for c in state.changes if in_artifacts(c, cfg.artifacts_dir)]
+    code_changes = [c for c in state.changes if not in_artifacts(c, cfg.artifacts_dir)]
     out.extend(_artifact_rules(state, root_changes))
     if code_changes:
         out.extend(_authority(state, code_changes, plan_id, used))
