@@ -8,42 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from harness_gate.commands import PRE_COMMIT_SNIPPET
 from tests.helpers import Repo
 
 PROJECT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 
-# The hooks of our manifest, run from this interpreter (`repo: local`), so the tests
-# exercise the framework's real invocation (env, stash, stages) without a network.
-LOCAL_CONFIG = f"""\
-default_install_hook_types: [pre-commit, pre-push]
-repos:
-  - repo: local
-    hooks:
-      - id: harness-gate
-        name: harness-gate (write boundary)
-        entry: {PY} -m harness_gate check --stage pre-commit --staged
-        language: system
-        pass_filenames: false
-        always_run: true
-        require_serial: true
-        stages: [pre-commit, pre-merge-commit]
-      - id: harness-gate-push
-        name: harness-gate (pushed commits)
-        entry: {PY} -m harness_gate check --stage pre-push
-        language: system
-        pass_filenames: false
-        always_run: true
-        require_serial: true
-        stages: [pre-push]
-      - id: harness-gate-lint
-        name: harness-gate lint (artifacts)
-        entry: {PY} -m harness_gate lint
-        language: system
-        files: ^harness/
-        require_serial: true
-        stages: [pre-commit]
-"""
+# The configuration `harness-gate init` writes, with its entries run from this
+# interpreter, so the tests exercise that very configuration through the framework's real
+# invocation (env, stash, stages) without a network.
+LOCAL_CONFIG = PRE_COMMIT_SNIPPET.replace("entry: harness-gate ", f"entry: {PY} -m harness_gate ")
+assert LOCAL_CONFIG.count(f"entry: {PY} -m harness_gate ") == 3
 
 
 @pytest.fixture
