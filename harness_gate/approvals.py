@@ -1,4 +1,10 @@
-"""Approval records (`approvals.jsonl`) and the exact `y` gate (SPEC §4)."""
+"""Approval records (`approvals.jsonl`) and the exact `y` gate (SPEC §4).
+
+A record names what it approves and where: the plan id, the artifact's file name and
+sha256, a sequence number and the repository (its root commit). A record copied into
+another plan folder, another repository, or re-appended to roll an artifact back to
+older bytes grants nothing (docs/threat-model.md).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,8 @@ from typing import Any
 from harness_gate import jsonstrict, schema
 from harness_gate.findings import Finding, finding
 
-SCHEMA_ID = "harness-gate.approval/v1"
+SCHEMA_ID = "harness-gate.approval/v2"
+OLD_SCHEMAS = ("harness-gate.approval/v1",)
 # The only byte strings that approve: the token `y`, plus at most one LF or CRLF.
 APPROVING_ANSWERS = (b"y", b"y\n", b"y\r\n")
 MAX_ANSWER_BYTES = 16
@@ -24,53 +31,88 @@ def answer_approves(raw: bytes) -> bool:
 
 @dataclass(frozen=True)
 class Approval:
+    seq: int
+    plan: str
     gate: str
     artifact: str
     sha256: str
     approver: str
     approved_at: str
+    repository: str | None  # the root commit of the history it was given in; None before the first commit
     line: int
 
 
 class Status(enum.Enum):
     APPROVED = "approved"
     STALE = "stale"  # approved once, but at other bytes
+    ROLLED_BACK = "rolled_back"  # these bytes were approved, but a newer approval replaced them
     UNAPPROVED = "unapproved"
 
 
 def valid_approver(approver: str) -> bool:
     """Whether `approver` can be written into a record the parser will accept."""
-    return _parse_line(record_unchecked("plan", "plan.md", "0" * 64, approver)[:-1].encode())[0] is not None
+    line = record_unchecked("plan", "plan.md", "0" * 64, approver, plan="p", seq=1, repository=None)
+    return _parse_line(line[:-1].encode())[0] is not None
 
 
-def record_unchecked(gate: str, artifact: str, sha256: str, approver: str, now: dt.datetime | None = None) -> str:
+def record_unchecked(
+    gate: str,
+    artifact: str,
+    sha256: str,
+    approver: str,
+    *,
+    plan: str,
+    seq: int,
+    repository: str | None,
+    now: dt.datetime | None = None,
+) -> str:
     when = (now or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc)
     obj: dict[str, Any] = {
         "schema": SCHEMA_ID,
+        "seq": seq,
+        "plan": plan,
         "gate": gate,
         "artifact": artifact,
         "sha256": sha256,
         "answer": "y",
         "approver": approver,
         "approved_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "repository": repository,
     }
     return jsonstrict.dumps_canonical(obj) + "\n"
 
 
-def record(gate: str, artifact: str, sha256: str, approver: str, now: dt.datetime | None = None) -> str:
+def record(
+    gate: str,
+    artifact: str,
+    sha256: str,
+    approver: str,
+    *,
+    plan: str,
+    seq: int,
+    repository: str | None,
+    now: dt.datetime | None = None,
+) -> str:
     """The canonical JSONL line (with its LF) for a new approval; the writer and the
     reader are the same rules: a record this returns always parses back."""
-    line = record_unchecked(gate, artifact, sha256, approver, now)
+    line = record_unchecked(gate, artifact, sha256, approver, plan=plan, seq=seq, repository=repository, now=now)
     rec, why = _parse_line(line[:-1].encode())
     if rec is None:
         raise ValueError(why)
     return line
 
 
+def next_seq(approvals: Sequence[Approval]) -> int:
+    return max((a.seq for a in approvals), default=0) + 1
+
+
 def parse(path: str, data: bytes) -> tuple[list[Approval], list[Finding]]:
-    """Every line must be the canonical encoding of a valid record, nothing else."""
+    """Every line must be the canonical encoding of a valid record, nothing else; and
+    an artifact's records carry rising sequence numbers, so an old record appended
+    again (to make older bytes the newest approval) is refused, not obeyed."""
     out: list[Approval] = []
     problems: list[Finding] = []
+    last_seq: dict[tuple[str, str], int] = {}
     if len(data) > MAX_LOG_BYTES:
         return [], [finding("HG512", path, f"{len(data)} bytes is over the {MAX_LOG_BYTES} byte cap")]
     if data and not data.endswith(b"\n"):
@@ -84,7 +126,20 @@ def parse(path: str, data: bytes) -> tuple[list[Approval], list[Finding]]:
         if rec is None:
             problems.append(finding("HG204", path, why, line=n))
             continue
-        out.append(Approval(rec["gate"], rec["artifact"], rec["sha256"], rec["approver"], rec["approved_at"], n))
+        approval = Approval(
+            rec["seq"], rec["plan"], rec["gate"], rec["artifact"], rec["sha256"], rec["approver"],
+            rec["approved_at"], rec["repository"], n,
+        )  # fmt: skip
+        last = last_seq.get((approval.gate, approval.artifact), 0)
+        if approval.seq <= last:
+            problems.append(finding(
+                "HG215", path,
+                f"seq {approval.seq} is not above {last}, the previous record's for {approval.artifact}:"
+                " a replayed or reordered approval grants nothing", line=n,
+            ))  # fmt: skip
+            continue
+        last_seq[(approval.gate, approval.artifact)] = approval.seq
+        out.append(approval)
     return out, problems
 
 
@@ -97,6 +152,8 @@ def _parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str]:
         obj = jsonstrict.loads_object(text)
     except jsonstrict.StrictJSONError as exc:
         return None, f"invalid JSON: {exc}"
+    if obj.get("schema") in OLD_SCHEMAS:
+        return None, f"{obj['schema']} records bind no plan, sequence or repository; approve again"
     problems = schema.errors("approval", obj)
     if problems:
         return None, problems[0]
@@ -109,11 +166,17 @@ def _parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str]:
     return obj, ""
 
 
-_KEY_ORDER = ["schema", "gate", "artifact", "sha256", "answer", "approver", "approved_at"]
+_KEY_ORDER = [
+    "schema", "seq", "plan", "gate", "artifact", "sha256", "answer", "approver", "approved_at", "repository",
+]  # fmt: skip
 
 
 def status(approvals: Sequence[Approval], gate: str, artifact: str, sha256: str) -> Status:
+    """The newest record for the artifact decides: going back to bytes an older record
+    approved is a rollback, not an approval (re-approve them to mean it)."""
     mine = [a for a in approvals if a.artifact == artifact and a.gate == gate]
-    if any(a.sha256 == sha256 for a in mine):
+    if not mine:
+        return Status.UNAPPROVED
+    if max(mine, key=lambda a: a.seq).sha256 == sha256:
         return Status.APPROVED
-    return Status.STALE if mine else Status.UNAPPROVED
+    return Status.ROLLED_BACK if any(a.sha256 == sha256 for a in mine) else Status.STALE

@@ -9,6 +9,8 @@ HEAD for the index, the range's base otherwise.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import os
 from collections.abc import Callable, Sequence
@@ -18,7 +20,7 @@ from typing import Any
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
-from harness_gate import cache, gate, git, lifecycle, plans, snapshot
+from harness_gate import cache, gate, git, lifecycle, plans, snapshot, trust
 from harness_gate import config as config_mod
 from harness_gate.errors import ConfigError, HarnessGateError
 from harness_gate.findings import Finding, finding
@@ -36,6 +38,9 @@ class Head:
     tree: Callable[[], str]  # its fingerprint, computed only when a requirement needs it
     code_changed: bool  # evidence and reviews speak of code: an artifacts-only change needs none
     used: frozenset[str] = frozenset()  # the plans that authorised the code changes
+    commit: str | None = None  # the head commit; None for the index
+    code_commits: tuple[str, ...] = ()  # the judged commits that changed code
+    anchors: trust.Anchors | None = None
 
 
 @dataclass(frozen=True)
@@ -125,18 +130,21 @@ def run_check(
     stage = stage or ("pre-commit" if mode.kind == "staged" else "pre-push")
     cache.configure(location.cache_dir)
     try:
-        if mode.kind == "staged":
-            findings, data, head = _check_index(location, plan_id, config_file)
-        else:
-            findings, data, head = _check_commits(root, mode, plan_id, config_file)
-        if head is not None and head.code_changed:
-            if evidence_head is not None:
-                # A merge queue's group commit carries the base's newer work too: its
-                # evidence and review are those of the pull request's own head.
-                cfg = head.snapshot.config
-                head = Head(snapshot.from_commit(root, evidence_head, cfg),
-                            lambda: _fingerprint(root, cfg, evidence_head), True, head.used)  # fmt: skip
-            findings.extend(_requirements(root, stage, head, plan_id, reverify=reverify))
+        with contextlib.ExitStack() as stack:
+            if mode.kind == "staged":
+                findings, data, head = _check_index(location, plan_id, config_file, stack)
+            else:
+                findings, data, head = _check_commits(root, mode, plan_id, config_file, stack)
+            if head is not None and head.code_changed:
+                if evidence_head is not None:
+                    # A merge queue's group commit carries the base's newer work too: its
+                    # evidence and review are those of the pull request's own head.
+                    cfg = head.snapshot.config
+                    snap = _vouched(snapshot.from_commit(root, evidence_head, cfg), head.anchors, evidence_head)
+                    head = dataclasses.replace(
+                        head, snapshot=snap, tree=lambda: _fingerprint(root, cfg, evidence_head), commit=evidence_head
+                    )
+                findings.extend(_requirements(root, stage, head, plan_id, reverify=reverify))
     finally:
         cache.configure(None)
     data = {"stage": stage, "mode": mode.kind, **data}
@@ -182,8 +190,18 @@ def _requirements(root: Path, stage: str, head: Head, plan_id: str | None, *, re
     elif want_evidence:
         out.extend(verification.freshness_findings(root, head.snapshot, folder, life, tree))
     if want_review:
-        out.extend(review.review_findings(folder, life, tree))
+        problems = review.review_findings(folder, life, tree)
+        out.extend(problems)
+        latest = review.latest_review(folder)
+        if not problems and latest is not None and head.anchors is not None and head.commit is not None:
+            path = f"{folder.path}/{latest[0]}"
+            out.extend(head.anchors.review(head.commit, path, head.code_commits))
     return out
+
+
+def _vouched(snap: snapshot.Snapshot, anchors: trust.Anchors | None, commit: str | None) -> snapshot.Snapshot:
+    """The state with its approval records filtered by the check's trust anchors."""
+    return snap if anchors is None else dataclasses.replace(snap, vouch=anchors.vouch(commit))
 
 
 def _active(cfg: config_mod.Config, *states: snapshot.Snapshot) -> bool:
@@ -194,7 +212,7 @@ def _active(cfg: config_mod.Config, *states: snapshot.Snapshot) -> bool:
 
 
 def _check_index(
-    location: git.Location, plan_id: str | None, config_file: str | None
+    location: git.Location, plan_id: str | None, config_file: str | None, stack: contextlib.ExitStack[bool | None]
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
     root = location.toplevel
     head = git.head(root)
@@ -209,6 +227,8 @@ def _check_index(
     new = snapshot.from_index(root, cfg)
     if head is None and not _active(cfg, new):
         return [], {"active": False, "changes": 0, "commits": 0}, None
+    anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
+    new = _vouched(new, anchors, None)
 
     def olds() -> list[snapshot.Snapshot]:
         parents = [head, *others] if head else []
@@ -218,7 +238,7 @@ def _check_index(
     code = gate.touches_code(changes, cfg.artifacts_dir)
     used: set[str] = set()
     found = gate.check_state(gate.State("index", None, changes, new, olds), plan_id, used=used)
-    return found, data, Head(new, lambda: _fingerprint(root, cfg, None), code, frozenset(used))
+    return found, data, Head(new, lambda: _fingerprint(root, cfg, None), code, frozenset(used), anchors=anchors)
 
 
 def _fingerprint(root: Path, cfg: config_mod.Config, rev: str | None) -> str:
@@ -252,13 +272,13 @@ def _merge_own(
 
 
 def _check_commits(
-    root: Path, mode: Mode, plan_id: str | None, config_file: str | None
+    root: Path, mode: Mode, plan_id: str | None, config_file: str | None, stack: contextlib.ExitStack[bool | None]
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
     new_ref = git.resolve(root, mode.new)
     if new_ref is None:
         raise usage(f"{mode.new!r} does not name a commit")
     if mode.kind == "push-new":
-        return _push_new(root, new_ref, mode.old, plan_id, config_file)
+        return _push_new(root, new_ref, mode.old, plan_id, config_file, stack=stack)
     old_ref = git.resolve(root, mode.old) if set(mode.old) != {"0"} else None
     if old_ref is None:
         if git.is_shallow(root):
@@ -266,7 +286,7 @@ def _check_commits(
         remote = os.environ.get("PRE_COMMIT_REMOTE_NAME")
         if mode.kind == "range" and remote:
             # A force-push over a commit never fetched: the remote's branches bound it.
-            return _push_new(root, new_ref, remote, plan_id, config_file)
+            return _push_new(root, new_ref, remote, plan_id, config_file, stack=stack)
         raise usage(f"{mode.old!r} does not name a commit")
     if mode.kind == "base" and git.merge_base(root, old_ref, new_ref) is None:
         if git.is_shallow(root):
@@ -275,15 +295,23 @@ def _check_commits(
     listing = git.commits(root, new_ref, [old_ref])
     trusted_cfg = _config(root, config_file, old_ref, from_rev=True)
     if _active(trusted_cfg, snapshot.from_commit(root, old_ref, trusted_cfg)):
-        return _judge(root, listing, cfg=trusted_cfg, head_oid=new_ref, plan_id=plan_id, every=True)
+        anchors = stack.enter_context(trust.anchors(root, trusted_cfg, base=old_ref, head=new_ref))
+        return _judge(root, listing, cfg=trusted_cfg, head_oid=new_ref, plan_id=plan_id, every=True, anchors=anchors)
     # The base predates adoption: judge every commit made with the gate on, under the
     # configuration the pushed head carries (there is no older one to trust).
     cfg = _config(root, config_file, new_ref, from_rev=True)
-    return _judge(root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=False)
+    anchors = stack.enter_context(trust.anchors(root, cfg, base=old_ref, head=new_ref))
+    return _judge(root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=False, anchors=anchors)
 
 
 def _push_new(
-    root: Path, new_ref: str, remote: str, plan_id: str | None, config_file: str | None
+    root: Path,
+    new_ref: str,
+    remote: str,
+    plan_id: str | None,
+    config_file: str | None,
+    *,
+    stack: contextlib.ExitStack[bool | None],
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
     """A push with no usable old tip: every commit the remote's branches do not have."""
     listing = git.commits(root, new_ref, [], not_remote=remote)
@@ -291,7 +319,9 @@ def _push_new(
     # A repository's first push may carry history from before it adopted harness-gate;
     # a branch pushed to a remote that already has branches (an orphan, say) is judged whole.
     first_push = not git.remote_has_branches(root, remote)
-    return _judge(root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=not first_push)
+    # No commit here is trusted: signed approvals have no allowed_signers to check against.
+    anchors = stack.enter_context(trust.anchors(root, cfg, base=None, head=new_ref))
+    return _judge(root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=not first_push, anchors=anchors)
 
 
 def _judge(
@@ -302,12 +332,13 @@ def _judge(
     head_oid: str,
     plan_id: str | None,
     every: bool,
+    anchors: trust.Anchors,
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
     states: dict[str, snapshot.Snapshot] = {}
 
     def state_of(oid: str) -> snapshot.Snapshot:
         if oid not in states:
-            states[oid] = snapshot.from_commit(root, oid, cfg)
+            states[oid] = _vouched(snapshot.from_commit(root, oid, cfg), anchors, oid)
         return states[oid]
 
     @functools.cache
@@ -318,7 +349,7 @@ def _judge(
     findings: list[Finding] = []
     changes = 0
     checked = 0
-    code = False
+    code_commits: list[str] = []
     used: set[str] = set()
     for commit in listing:
         if not every and not _gate_was_on(commit, on_at):
@@ -327,7 +358,8 @@ def _judge(
         own = list(commit.changes)
         if len(commit.parents) > 1:
             own = _merge_own(root, own, [], commit.parents, commit.oid)
-        code = code or gate.touches_code(own, cfg.artifacts_dir)
+        if gate.touches_code(own, cfg.artifacts_dir):
+            code_commits.append(commit.oid)
         changes += len(own)
         parents = commit.parents
 
@@ -337,7 +369,10 @@ def _judge(
         state = gate.State(f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds)
         findings.extend(gate.check_state(state, plan_id, prefix=f"commit {commit.oid[:12]}: ", used=used))
     active = every or checked > 0
-    head = Head(state_of(head_oid), lambda: _fingerprint(root, cfg, head_oid), code, frozenset(used))
+    head = Head(
+        state_of(head_oid), lambda: _fingerprint(root, cfg, head_oid), bool(code_commits), frozenset(used),
+        commit=head_oid, code_commits=tuple(code_commits), anchors=anchors,
+    )  # fmt: skip
     return findings, {"active": active, "changes": changes, "commits": checked}, head
 
 

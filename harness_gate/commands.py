@@ -358,7 +358,10 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     # An artifact the lifecycle already rejects (stale binding, no material delta, out
     # of order) is not put before the approver: a `y` to it would grant nothing.
     life = lifecycle.replay(folder)
-    refused = [f for f in (*folder.findings, *life.findings) if f.path == path and f.code not in ("HG203", "HG407")]
+    # Stale, rolled back or awaiting approval: exactly what a new `y` is for.
+    refused = [
+        f for f in (*folder.findings, *life.findings) if f.path == path and f.code not in ("HG203", "HG216", "HG407")
+    ]
     if refused:
         return Report("approve", tuple(refused), lines=("not approvable: fix the artifact first",))
     approver = git.ident(root)
@@ -388,7 +391,11 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
                 ),
             ),
         )
-    line = approvals_mod.record(gate, target, art.sha256, approver)
+    head = git.head(root)
+    # The record binds the repository by its root commit (None before the first commit).
+    repository = min(git.root_commits(root, head)) if head else None
+    seq = approvals_mod.next_seq(folder.approvals)
+    line = approvals_mod.record(gate, target, art.sha256, approver, plan=plan_id, seq=seq, repository=repository)
     log = root / folder.path / "approvals.jsonl"
     try:
         fsutil.append_line_atomic(log, line.encode("utf-8"))

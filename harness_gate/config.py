@@ -22,6 +22,8 @@ DEFAULT_MAX_BYTES = 1024 * 1024
 class Config:
     artifacts_dir: str = "harness"
     require_signed_approvals: bool = False
+    require_signed_reviews: bool = False
+    require_distinct_reviewer: bool = False
     max_artifact_bytes: int = DEFAULT_MAX_BYTES
     # Which stages require fresh evidence, and a fresh passing review (SPEC §6).
     evidence_stages: tuple[str, ...] = ("pre-push", "ci")
@@ -61,6 +63,8 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
     return Config(
         artifacts_dir=artifacts_dir,
         require_signed_approvals=table.get("require_signed_approvals", False),
+        require_signed_reviews=table.get("require_signed_reviews", False),
+        require_distinct_reviewer=table.get("require_distinct_reviewer", False),
         max_artifact_bytes=table.get("max_artifact_bytes", DEFAULT_MAX_BYTES),
         evidence_stages=tuple(table.get("evidence_stages", Config.evidence_stages)),
         review_stages=tuple(table.get("review_stages", Config.review_stages)),

@@ -93,6 +93,46 @@ RULES: dict[str, Rule] = _rules(
         "lifecycle record changed or deleted",
         "Committed reviews, repairs, pauses and completions are history: add a new artifact instead.",
     ),
+    Rule(
+        "HG213",
+        "approval bound to another plan",
+        "An approval names the plan it was given for; a record copied from another plan folder grants nothing.",
+    ),
+    Rule(
+        "HG214",
+        "approval bound to another repository",
+        "An approval names the root commit of the history it was given in: approve again in this repository.",
+    ),
+    Rule(
+        "HG215",
+        "replayed approval",
+        "Each approval of an artifact carries a higher sequence number than the last; run `harness-gate approve`.",
+    ),
+    Rule(
+        "HG216",
+        "approval rolled back",
+        "These bytes were approved once, but a newer approval replaced them: restore the newer version or re-approve.",
+    ),
+    Rule(
+        "HG217",
+        "approval not signed by an allowed signer",
+        "Commit approvals with `git commit -S` and an SSH key the base's allowed_signers lists (docs/threat-model.md).",
+    ),
+    Rule(
+        "HG218",
+        "review not signed by an allowed signer",
+        "Commit the review with `git commit -S` using an SSH key listed in the base's allowed_signers.",
+    ),
+    Rule(
+        "HG219",
+        "reviewer also signed the code",
+        "The review must be signed by a key that signed none of the reviewed code commits.",
+    ),
+    Rule(
+        "HG220",
+        "signatures cannot be established",
+        "Signed approvals need the base's allowed_signers file and the full history (fetch-depth: 0).",
+    ),
     # HG3xx: verification evidence
     Rule("HG301", "evidence missing", "Run `harness-gate verify` on the tree you commit, and commit evidence.jsonl."),
     Rule(
@@ -190,6 +230,7 @@ RULES: dict[str, Rule] = _rules(
         "not enough history",
         "Fetch the full history: `git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout.",
     ),
+    Rule("HG906", "cannot verify signatures", "Install OpenSSH's ssh-keygen (signed approvals are verified with it)."),
     Rule("HG999", "internal error", "This is a bug in harness-gate; the gate failed closed."),
 )
 

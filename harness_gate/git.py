@@ -9,6 +9,7 @@ its import alone costs ~90 ms on the hook's start-up path (docs/design.md).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -511,3 +512,111 @@ def dirty_submodules(root: Path) -> list[str]:
 def parents(root: Path, rev: str) -> list[str]:
     out = run(["rev-list", "--parents", "-n", "1", "--end-of-options", rev, "--"], cwd=root).decode().split()
     return out[1:]
+
+
+# -- provenance: root commits, who added a line, signatures -----------------------------
+
+
+def root_commits(root: Path, rev: str) -> frozenset[str]:
+    """The root commits of `rev`'s history (more than one after merging unrelated histories)."""
+    out = run(["rev-list", "--max-parents=0", "--end-of-options", rev, "--"], cwd=root)
+    return frozenset(out.decode().split())
+
+
+def is_root_commit(root: Path, oid: str) -> bool:
+    """Whether `oid` is a commit of this object store that has no parents."""
+    kind = run(["cat-file", "--batch-check=%(objecttype)"], cwd=root, stdin=f"{oid}\n".encode()).strip()
+    if kind != b"commit":
+        return False
+    header = run(["cat-file", "commit", oid], cwd=root).split(b"\n\n", 1)[0]
+    return not any(line.startswith(b"parent ") for line in header.split(b"\n"))
+
+
+@dataclass(frozen=True)
+class Blame:
+    commits: tuple[str, ...]  # the commit that added each line, in line order
+    boundary: frozenset[str]  # commits blame stopped at (shallow history): attribution unknown
+
+
+_BLAME_HEADER = re.compile(rb"([0-9a-f]{40}|[0-9a-f]{64}) [0-9]+ ([0-9]+)(?: [0-9]+)?\Z")
+
+
+def blame(root: Path, rev: str, path: str) -> Blame:
+    """Which commit added each line of `path` at `rev`. Repository settings that make
+    blame attribute a line to another commit than the one that wrote it (ignored
+    revisions) are overridden."""
+    # `--ignore-revs-file ""` clears the files blame.ignoreRevsFile names (an empty
+    # value in `-c` would not: that setting only ever adds files).
+    out = run(["blame", "--porcelain", "--root", "--ignore-revs-file", "", rev, "--", path], cwd=root)
+    by_line: dict[int, str] = {}
+    boundary: set[str] = set()
+    current = ""
+    for line in out.split(b"\n"):
+        m = _BLAME_HEADER.match(line)
+        if m:
+            current = m.group(1).decode()
+            by_line[int(m.group(2))] = current
+        elif line == b"boundary":
+            boundary.add(current)
+    return Blame(tuple(by_line[n] for n in sorted(by_line)), frozenset(boundary))
+
+
+@dataclass(frozen=True)
+class Signature:
+    status: str  # git's %G?: G good, B bad, U unknown validity, X/Y expired, R revoked, E cannot check, N none
+    key: str  # the key's fingerprint (%GF), "" when unsigned
+    signer: str  # the principal the allowed-signers file names (%GS)
+
+
+_NO_PROGRAM = "/nonexistent/harness-gate-refuses-this-signature-format"
+
+
+def signatures(root: Path, oids: Sequence[str], allowed_signers: Path) -> dict[str, Signature]:
+    """Verify the commits' signatures against `allowed_signers` (SSH format) only.
+
+    The verifying program is ssh-keygen from PATH, never one named by repository
+    configuration; GPG and X.509 programs point nowhere, so a signature in those
+    formats can never count as good.
+    """
+    if not oids:
+        return {}
+    ssh_keygen = shutil.which("ssh-keygen")
+    if ssh_keygen is None:
+        raise HarnessGateError("HG906", "ssh-keygen is not on PATH; signed approvals cannot be verified")
+    settings = {
+        "gpg.ssh.allowedSignersFile": str(allowed_signers),
+        "gpg.ssh.program": ssh_keygen,
+        "gpg.ssh.revocationFile": "",
+        "gpg.program": _NO_PROGRAM,
+        "gpg.openpgp.program": _NO_PROGRAM,
+        "gpg.x509.program": _NO_PROGRAM,
+        "log.showSignature": "false",
+    }
+    args: list[str] = []
+    for key, value in settings.items():
+        args += ["-c", f"{key}={value}"]
+    out = run(
+        [*args, "log", "--no-walk=unsorted", "--stdin", "-z", "--format=%H%x01%G?%x01%GF%x01%GS"],
+        cwd=root,
+        stdin="".join(f"{oid}\n" for oid in oids).encode(),
+    )
+    found: dict[str, Signature] = {}
+    for rec in out.split(b"\0"):
+        fields = rec.strip(b"\n").split(b"\x01")
+        if len(fields) == 4:
+            oid, status, key, signer = (f.decode("utf-8", "replace") for f in fields)
+            found[oid] = Signature(status, key, signer)
+    missing = [o for o in oids if o not in found]
+    if missing:
+        raise GitError(f"`git log` gave no signature status for {missing[0]}")
+    return found
+
+
+def shallow_commits(root: Path) -> frozenset[str]:
+    """The commits a shallow clone cut the history at: they look like roots, but are not."""
+    path = Path(os.fsdecode(run(["rev-parse", "--git-path", "shallow"], cwd=root).rstrip(b"\n")))
+    path = path if path.is_absolute() else root / path
+    try:
+        return frozenset(path.read_text("ascii").split())
+    except FileNotFoundError:
+        return frozenset()

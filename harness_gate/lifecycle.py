@@ -19,6 +19,7 @@ from harness_gate.findings import Finding, finding
 from harness_gate.plans import Entry, PlanFolder
 
 DEFAULT_BUDGET = 3
+_ROLLED_BACK = "these bytes were approved once, but a newer approval of this artifact replaced them (a rollback)"
 
 
 class State(str, enum.Enum):
@@ -111,13 +112,20 @@ class _Replay:
                     "plan.md changed after it was approved; its approval no longer counts",
                 )
             )
+        elif self.plan_status is approvals_mod.Status.ROLLED_BACK:
+            self.findings.append(finding("HG216", plan.path, _ROLLED_BACK))
 
     # -- helpers ---------------------------------------------------------------------
     def add(self, code: str, entry: Entry, message: str, line: int | None = None) -> None:
         self.findings.append(finding(code, entry.path, message, line=line))
 
     def approval(self, entry: Entry, art: Artifact) -> approvals_mod.Status:
-        return approvals_mod.status(self.folder.approvals, art.kind.gate_name, entry.name, art.sha256)
+        status = approvals_mod.status(self.folder.approvals, art.kind.gate_name, entry.name, art.sha256)
+        if status is approvals_mod.Status.STALE:
+            self.add("HG203", entry, "changed after it was approved")
+        elif status is approvals_mod.Status.ROLLED_BACK:
+            self.add("HG216", entry, _ROLLED_BACK)
+        return status
 
     def check_binding(self, entry: Entry, binding: Mapping[str, Any], line: int) -> None:
         if binding["plan_sha256"] != self.plan.sha256:
@@ -278,8 +286,6 @@ class _Replay:
             self.add("HG410", entry, "bound to another verification fingerprint than the pause", lines["Binding"])
             return
         status = self.approval(entry, art)
-        if status is approvals_mod.Status.STALE:
-            self.add("HG203", entry, "changed after it was approved")
         if status is not approvals_mod.Status.APPROVED:
             self.pending = entry
             self.state = State.AWAITING_RESUME
@@ -294,8 +300,6 @@ class _Replay:
         if not any(d["material"] for d in v["Deltas"].values()):
             self.add("HG406", entry, "no declared delta is material", lines["Deltas"])
         status = self.approval(entry, art)
-        if status is approvals_mod.Status.STALE:
-            self.add("HG203", entry, "changed after it was approved")
         if status is not approvals_mod.Status.APPROVED:
             self.pending = entry
             self.state = State.AWAITING_AMENDMENT

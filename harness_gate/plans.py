@@ -81,6 +81,18 @@ def _approvals_cached(path: str, data: bytes) -> tuple[list[approvals_mod.Approv
     return records or [], list(problems)
 
 
+def _own(
+    plan_id: str, path: str, records: list[approvals_mod.Approval]
+) -> tuple[list[approvals_mod.Approval], list[Finding]]:
+    """A record names its plan: one copied here from another plan folder grants nothing."""
+    foreign = [
+        finding("HG213", path, f"this record approves plan `{r.plan}`, not `{plan_id}`", line=r.line)
+        for r in records
+        if r.plan != plan_id
+    ]
+    return [r for r in records if r.plan == plan_id], foreign
+
+
 def active_plan_id(snap: Snapshot) -> tuple[str | None, list[Finding]]:
     path = f"{snap.artifacts_dir}/active"
     data = snap.files.get(path)
@@ -137,6 +149,11 @@ def load(snap: Snapshot, plan_id: str) -> PlanFolder:
     if approvals_path in snap.files:
         records, problems = _approvals_cached(approvals_path, snap.files[approvals_path])
         found.extend(problems)
+        records, problems = _own(plan_id, approvals_path, records)
+        found.extend(problems)
+        if snap.vouch is not None:
+            records, problems = snap.vouch(approvals_path, records)
+            found.extend(problems)
     entries: list[Entry] = []
     for path in sorted(p for p in snap.files if p.startswith(folder + "/") and p.count("/") == folder.count("/") + 1):
         name = path.rsplit("/", 1)[1]

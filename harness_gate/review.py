@@ -62,7 +62,7 @@ def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
     ))  # fmt: skip
 
 
-def _latest_review(folder: plans.PlanFolder) -> tuple[str, Artifact] | None:
+def latest_review(folder: plans.PlanFolder) -> tuple[str, Artifact] | None:
     for entry in reversed(folder.entries):
         if entry.slug == "review":
             return (entry.name, entry.artifact) if entry.artifact is not None else None
@@ -76,7 +76,7 @@ def complete(cwd: Path, plan_id: str | None, summary: str | None) -> Report:
     if life.findings or folder.findings:
         first = (*folder.findings, *life.findings)[0]
         raise HarnessGateError(first.code, f"the plan folder has findings: {first.message}", "Run `harness-gate lint`.")
-    latest = _latest_review(folder)
+    latest = latest_review(folder)
     if life.state is not lifecycle.State.REVIEWING or latest is None:
         raise HarnessGateError(
             "HG405", f"plan `{folder.plan_id}` is {life.state.value}: completion needs a PASS or PASS_WITH_NOTES review"
@@ -106,7 +106,7 @@ def complete(cwd: Path, plan_id: str | None, summary: str | None) -> Report:
 def review_findings(folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str) -> list[Finding]:
     """The `ci` requirement: a fresh PASS/PASS_WITH_NOTES review of exactly this tree."""
     plan_md = f"{folder.path}/plan.md"
-    latest = _latest_review(folder)
+    latest = latest_review(folder)
     if latest is None:
         return [finding("HG413", plan_md, f"plan `{folder.plan_id}` has no review")]
     name, review = latest

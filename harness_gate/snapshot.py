@@ -10,13 +10,21 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness_gate import cache, git
 from harness_gate import config as config_mod
 from harness_gate.findings import Finding, finding
+
+if TYPE_CHECKING:
+    from harness_gate.approvals import Approval
+
+    # Which of a log's records are authentic here (repository, signatures): the records
+    # that count, and a finding for each that does not.
+    Vouch = Callable[[str, Sequence[Approval]], tuple[list[Approval], list[Finding]]]
 
 CONFIG_PATHS = (config_mod.CONFIG_FILE, "pyproject.toml")
 # Append-only logs may grow far beyond one artifact; they are capped on their own.
@@ -46,6 +54,7 @@ class Snapshot:
     findings: tuple[Finding, ...] = field(default=())
     # Work tree only: evidence logs are read from their end on demand, never whole.
     logs: Mapping[str, Path] = field(default_factory=dict)
+    vouch: Vouch | None = None  # None: every well-formed record of the right plan counts
 
     @property
     def artifacts_dir(self) -> str:

@@ -48,13 +48,16 @@ def test_approving_answers(repo: Repo, answer: bytes) -> None:
     assert len(lines) == 1
     rec = json.loads(lines[0])
     assert rec == {
-        "schema": "harness-gate.approval/v1",
+        "schema": "harness-gate.approval/v2",
+        "seq": 1,
+        "plan": "p1",
         "gate": "plan",
         "artifact": "plan.md",
         "sha256": plan_sha(repo, folder),
         "answer": "y",
         "approver": "Ada Author <ada@example.com>",
         "approved_at": rec["approved_at"],
+        "repository": None,
     }
 
 

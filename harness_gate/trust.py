@@ -1,0 +1,224 @@
+"""Which approval and review records are authentic (SPEC §4, docs/threat-model.md).
+
+Anyone who can write the repository can write a well-formed record. Two things bind a
+record to something a writer cannot forge alone:
+- the repository: a record names the root commit of the history it was given in, so a
+  record copied from another repository grants nothing here;
+- signatures (`require_signed_approvals`, `require_signed_reviews`): a record counts only
+  when the commit that added it carries a good SSH signature by a key in the
+  allowed-signers file *as the trusted base holds it*. The change under test cannot
+  add its own key: the file is read from the base commit into a private temporary copy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness_gate import git
+from harness_gate.approvals import Approval
+from harness_gate.config import Config
+from harness_gate.findings import Finding, finding
+
+if TYPE_CHECKING:
+    from harness_gate.snapshot import Vouch
+
+SIGNERS_FILE = "allowed_signers"
+_STATUS = {
+    "B": "a bad signature",
+    "U": "a signature by a key the base's allowed_signers does not list",
+    "X": "an expired signature",
+    "Y": "a signature by an expired key",
+    "R": "a signature by a revoked key",
+    "E": "a signature that cannot be checked (not an SSH signature)",
+    "N": "no signature",
+}
+
+
+@dataclass
+class Anchors:
+    """The trust anchors of one check, read from its trusted side, with their caches."""
+
+    root: Path
+    config: Config
+    base: str | None  # the trusted commit allowed_signers comes from; None: there is none
+    head: str | None  # the judged history's tip; None: the index (HEAD may be unborn)
+    signed: bool  # whether signatures are required here (commit checks with the setting on)
+    _signers: Path | None = None
+    _signers_read: bool = False
+    _roots: frozenset[str] | None = None
+    _root_known: dict[str, bool] = field(default_factory=dict)
+    _sigs: dict[str, git.Signature] = field(default_factory=dict)
+    _blames: dict[tuple[str, str], git.Blame] = field(default_factory=dict)
+    _shallow: frozenset[str] | None = None
+
+    # -- the repository ------------------------------------------------------------------
+    def _in_history(self, oid: str) -> bool:
+        if self.head is not None:
+            # Commits under test: the record's root must be a root of the judged history.
+            if self._roots is None:
+                self._roots = git.root_commits(self.root, self.head)
+            return oid in self._roots
+        # The index: a root commit of this repository's object store. Cheap enough for
+        # every commit; a local hook guarantees consistency, not authenticity.
+        if oid not in self._root_known:
+            self._root_known[oid] = git.is_root_commit(self.root, oid)
+        return self._root_known[oid]
+
+    # -- signatures ----------------------------------------------------------------------
+    def _signers_file(self) -> Path | None:
+        if not self._signers_read:
+            self._signers_read = True
+            if self.base is not None:
+                rel = f"{self.config.artifacts_dir}/{SIGNERS_FILE}"
+                blobs = [b for b in git.tree_entries(self.root, self.base, rel) if b.path == rel]
+                if blobs and blobs[0].mode.startswith("100"):
+                    data = git.read_blobs(self.root, [blobs[0].oid])[blobs[0].oid]
+                    fd, name = tempfile.mkstemp(prefix="harness-gate-signers-")
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(data)
+                    self._signers = Path(name)
+        return self._signers
+
+    def close(self) -> None:
+        if self._signers is not None:
+            with contextlib.suppress(OSError):
+                self._signers.unlink()
+            self._signers = None
+
+    def _no_anchor(self) -> str | None:
+        """Why no signature can count here, or None."""
+        if self.base is None:
+            return "there is no trusted base commit to read allowed_signers from (a first push?)"
+        if self._signers_file() is None:
+            return f"the base commit {self.base[:12]} has no {self.config.artifacts_dir}/{SIGNERS_FILE}"
+        return None
+
+    def signature(self, oids: Sequence[str]) -> dict[str, git.Signature]:
+        signers = self._signers_file()
+        if signers is None:  # callers ask _no_anchor first; never verify against nothing
+            raise RuntimeError("no allowed_signers to verify against")
+        todo = sorted({o for o in oids if o not in self._sigs})
+        self._sigs.update(git.signatures(self.root, todo, signers))
+        return {o: self._sigs[o] for o in oids}
+
+    def _blame(self, commit: str, path: str) -> git.Blame:
+        key = (commit, path)
+        if key not in self._blames:
+            self._blames[key] = git.blame(self.root, commit, path)
+        return self._blames[key]
+
+    def _shallow_cuts(self) -> frozenset[str]:
+        if self._shallow is None:
+            self._shallow = git.shallow_commits(self.root)
+        return self._shallow
+
+    def _is_shallow(self) -> bool:
+        return bool(self._shallow_cuts())
+
+    def _unattributable(self, blame: git.Blame, oid: str) -> bool:
+        return oid in blame.boundary or oid in self._shallow_cuts()
+
+    def _line_signers(self, commit: str, path: str) -> tuple[git.Blame, dict[str, git.Signature]]:
+        blame = self._blame(commit, path)
+        return blame, self.signature(blame.commits)
+
+    # -- the filters ---------------------------------------------------------------------
+    def vouch(self, commit: str | None) -> Vouch:
+        """The record filter for the state at `commit` (None: the index)."""
+
+        def check(path: str, records: Sequence[Approval]) -> tuple[list[Approval], list[Finding]]:
+            kept: list[Approval] = []
+            problems: list[Finding] = []
+            for r in records:
+                if r.repository is None or self._in_history(r.repository):
+                    kept.append(r)
+                elif self._is_shallow():
+                    problems.append(finding(
+                        "HG220", path, f"this record names root commit {r.repository[:12]}, which a shallow clone"
+                        " cannot show", line=r.line,
+                    ))  # fmt: skip
+                else:
+                    problems.append(finding(
+                        "HG214", path, f"this record was given in the history of root commit {r.repository[:12]},"
+                        " which is not this repository's", line=r.line,
+                    ))  # fmt: skip
+            if not (self.signed and commit is not None and kept):
+                return kept, problems
+            return self._signed(commit, path, kept, problems)
+
+        return check
+
+    def _signed(
+        self, commit: str, path: str, records: list[Approval], problems: list[Finding]
+    ) -> tuple[list[Approval], list[Finding]]:
+        why = self._no_anchor()
+        if why is not None:
+            problems.append(finding("HG220", path, f"no approval can count: {why}"))
+            return [], problems
+        blame, sigs = self._line_signers(commit, path)
+        kept: list[Approval] = []
+        dropped: list[tuple[Approval, Finding]] = []
+        for r in records:
+            added_by = blame.commits[r.line - 1] if r.line <= len(blame.commits) else ""
+            if not added_by or self._unattributable(blame, added_by):
+                problems.append(finding(
+                    "HG220", path, "the commit that added this record is beyond a shallow history", line=r.line,
+                ))  # fmt: skip
+                continue
+            sig = sigs[added_by]
+            if sig.status == "G":
+                kept.append(r)
+            else:
+                dropped.append((r, finding(
+                    "HG217", path, f"added by commit {added_by[:12]} with {_STATUS.get(sig.status, sig.status)}",
+                    line=r.line,
+                )))  # fmt: skip
+        # An unsigned record next to a signed one for the same bytes is harmless noise.
+        good = {(r.gate, r.artifact, r.sha256) for r in kept}
+        problems.extend(f for r, f in dropped if (r.gate, r.artifact, r.sha256) not in good)
+        return kept, problems
+
+    def review(self, commit: str, path: str, code_commits: Sequence[str]) -> list[Finding]:
+        """`require_signed_reviews` / `require_distinct_reviewer` for the review that counts."""
+        cfg = self.config
+        if not (cfg.require_signed_reviews or cfg.require_distinct_reviewer):
+            return []
+        why = self._no_anchor()
+        if why is not None:
+            return [finding("HG220", path, f"the review's signature cannot count: {why}")]
+        blame, sigs = self._line_signers(commit, path)
+        keys: set[str] = set()
+        for oid in dict.fromkeys(blame.commits):
+            if self._unattributable(blame, oid):
+                return [finding("HG220", path, "the commit that added the review is beyond a shallow history")]
+            sig = sigs[oid]
+            if sig.status != "G":
+                why = _STATUS.get(sig.status, sig.status)
+                return [finding("HG218", path, f"added by commit {oid[:12]} with {why}")]
+            keys.add(sig.key)
+        if not cfg.require_distinct_reviewer:
+            return []
+        code = self.signature(code_commits)
+        shared = sorted(oid for oid, sig in code.items() if sig.key and sig.key in keys)
+        if shared:
+            return [finding(
+                "HG219", path, f"the review's key {sorted(keys)[0]} also signed code commit(s) "
+                + ", ".join(o[:12] for o in shared[:5]),
+            )]  # fmt: skip
+        return []
+
+
+@contextlib.contextmanager
+def anchors(root: Path, config: Config, *, base: str | None, head: str | None) -> Iterator[Anchors]:
+    """Anchors for one check; signatures are required only where commits are judged."""
+    found = Anchors(root, config, base, head, signed=head is not None and config.require_signed_approvals)
+    try:
+        yield found
+    finally:
+        found.close()

@@ -1,0 +1,189 @@
+"""Replay and rollback: an approval bound to another plan, another repository or an
+older sequence number grants nothing; going back to older approved bytes is blocked."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness_gate import templates
+from tests.helpers import VERIFICATION, Repo, plan_sha
+
+FOLDER = "harness/plans/p1"
+
+
+def findings(repo: Repo, *args: str) -> list[tuple[str, str]]:
+    res = repo.cli("check", *args, "--format", "json")
+    doc = json.loads(res.output)
+    assert res.exit_code == doc["exit_code"], res.output
+    return [(f["code"], f["path"]) for f in doc["findings"]]
+
+
+def codes(repo: Repo, *args: str) -> set[str]:
+    return {c for c, _ in findings(repo, *args)}
+
+
+def adopted(repo: Repo) -> Repo:
+    repo.write("README.md", "x\n")
+    assert repo.cli("init").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt")
+    return repo
+
+
+def test_record_binds_plan_sequence_and_repository(repo: Repo) -> None:
+    """What `approve` writes: the plan id, seq 1, and this history's root commit."""
+    adopted(repo)
+    repo.new_plan()
+    repo.approve()
+    rec = json.loads(repo.read(f"{FOLDER}/approvals.jsonl"))
+    root = repo.git("rev-list", "--max-parents=0", "HEAD").decode().strip()
+    assert (rec["plan"], rec["seq"], rec["repository"]) == ("p1", 1, root)
+
+
+def test_plan_folder_copied_under_another_id(repo: Repo) -> None:
+    """A completed (or any) plan's folder copied to a new id: its approval names p1."""
+    adopted(repo)
+    repo.new_plan("p1", ("src/**",))
+    repo.approve()
+    shutil.copytree(repo.path / FOLDER, repo.path / "harness/plans/p2")
+    repo.write("harness/active", "p2\n")
+    repo.write("src/a.py", "x = 1\n")
+    repo.git("add", "-A")
+    found = findings(repo, "--staged")
+    assert ("HG213", "harness/plans/p2/approvals.jsonl") in found
+    assert ("HG202", "harness/plans/p2/plan.md") in found
+
+
+def test_approval_from_another_repository(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan folder with its approvals copied from another repository's history."""
+    other = Repo(tmp_path / "other")
+    other.path.mkdir()
+    subprocess.run(["git", "init", "-q", str(other.path)], check=True)
+    monkeypatch.chdir(other.path)
+    other.write("README.md", "another project\n")
+    assert other.cli("init").exit_code == 0
+    other.git("add", "-A")
+    other.git("commit", "-qm", "other root")
+    other.new_plan("p1", ("src/**",))
+    assert other.cli("approve", input="y\n").exit_code == 0
+    monkeypatch.chdir(repo.path)
+    adopted(repo)
+    shutil.copytree(other.path / FOLDER, repo.path / FOLDER)
+    repo.write("harness/active", "p1\n")
+    repo.write("src/a.py", "x = 1\n")
+    repo.git("add", "-A")
+    found = findings(repo, "--staged")
+    assert ("HG214", f"{FOLDER}/approvals.jsonl") in found
+    assert ("HG202", f"{FOLDER}/plan.md") in found
+    # The same in CI: the record's root is not a root of the judged history.
+    repo.git("commit", "-qm", "copied", "--no-verify")
+    assert "HG214" in codes(repo, "--base", "HEAD~1", "--stage", "pre-push")
+
+
+def test_old_record_appended_again_is_a_replay(repo: Repo) -> None:
+    """v1 approved, v2 approved, then record 1 appended again to make v1 the newest."""
+    adopted(repo)
+    repo.new_plan("p1", ("src/**",))
+    repo.approve()
+    v1 = repo.read(f"{FOLDER}/plan.md")
+    repo.write(f"{FOLDER}/plan.md", v1.replace(b"src/**", b"lib/**"))
+    repo.approve()
+    log = repo.path / FOLDER / "approvals.jsonl"
+    first = log.read_bytes().splitlines(keepends=True)[0]
+    log.write_bytes(log.read_bytes() + first)
+    repo.write(f"{FOLDER}/plan.md", v1)
+    repo.write("src/a.py", "x = 1\n")
+    repo.git("add", "-A")
+    found = findings(repo, "--staged")
+    assert ("HG215", f"{FOLDER}/approvals.jsonl") in found
+    assert ("HG216", f"{FOLDER}/plan.md") in found
+
+
+def test_plan_rolled_back_to_older_approved_bytes(repo: Repo) -> None:
+    """Re-committing an old approved plan after a newer one was approved is blocked."""
+    adopted(repo)
+    repo.new_plan("p1", ("lib/**",))
+    repo.approve()
+    v1 = repo.read(f"{FOLDER}/plan.md")
+    repo.write(f"{FOLDER}/plan.md", v1.replace(b"lib/**", b"src/**"))
+    repo.approve()
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "plan v2")
+    repo.write(f"{FOLDER}/plan.md", v1)
+    repo.write("lib/a.py", "x = 1\n")
+    repo.git("add", "-A")
+    found = findings(repo, "--staged")
+    assert ("HG216", f"{FOLDER}/plan.md") in found
+    assert ("HG210", f"{FOLDER}/plan.md") in found
+    # Without the gate on the commit, CI still sees the rollback at that commit.
+    repo.git("commit", "-qm", "rollback", "--no-verify")
+    assert {"HG216", "HG210"} <= codes(repo, "--range", "HEAD~1..HEAD", "--stage", "pre-push")
+
+
+def test_re_approving_older_bytes_on_purpose_counts(repo: Repo) -> None:
+    """The newest record decides: approving v1 again after v2 is a real approval."""
+    adopted(repo)
+    repo.new_plan("p1", ("src/**",))
+    repo.approve()
+    v1 = repo.read(f"{FOLDER}/plan.md")
+    repo.write(f"{FOLDER}/plan.md", v1.replace(b"src/**", b"lib/**"))
+    repo.approve()
+    repo.write(f"{FOLDER}/plan.md", v1)
+    repo.approve()
+    assert [json.loads(x)["seq"] for x in repo.read(f"{FOLDER}/approvals.jsonl").splitlines()] == [1, 2, 3]
+    repo.write("src/a.py", "x = 1\n")
+    repo.git("add", "-A")
+    assert findings(repo, "--staged") == []
+
+
+def _amendment(psha: str, boundary: tuple[str, ...]) -> str:
+    deltas = {
+        k: {"material": False, "summary": "unchanged"}
+        for k in ("objective", "acceptance_criteria", "scope", "write_boundary", "verification", "risk")
+    }
+    deltas["write_boundary"] = {"material": True, "summary": "another boundary"}
+    return templates.amendment(
+        plan_sha256=psha, amendment_sha256=None, deltas=deltas, objective="Do it", acceptance=["works"],
+        scope="src", boundary=boundary, verification=VERIFICATION,
+    )  # fmt: skip
+
+
+def test_amendment_rolled_back(repo: Repo) -> None:
+    """An amendment approved at bytes A, rewritten and approved at B, then put back to A."""
+    adopted(repo)
+    repo.new_plan("p1", ("src/**",))
+    repo.approve()
+    psha = plan_sha(repo, FOLDER)
+    a = _amendment(psha, ("src/**", "lib/**"))
+    repo.write(f"{FOLDER}/001-amendment.md", a)
+    repo.approve()
+    repo.write(f"{FOLDER}/001-amendment.md", _amendment(psha, ("src/**", "docs/**")))
+    repo.approve()
+    repo.write(f"{FOLDER}/001-amendment.md", a)
+    repo.write("lib/a.py", "x = 1\n")
+    repo.git("add", "-A")
+    found = findings(repo, "--staged")
+    assert ("HG216", f"{FOLDER}/001-amendment.md") in found
+    assert ("HG101", "lib/a.py") not in found  # no authority at all: the amendment awaits approval
+
+
+def test_v1_records_are_not_accepted(repo: Repo) -> None:
+    """A record of the superseded schema binds no plan or repository: it grants nothing."""
+    adopted(repo)
+    folder = repo.new_plan()
+    rec = {
+        "schema": "harness-gate.approval/v1", "gate": "plan", "artifact": "plan.md",
+        "sha256": __import__("hashlib").sha256(repo.read(f"{folder}/plan.md")).hexdigest(),
+        "answer": "y", "approver": "A <a@x>", "approved_at": "2026-01-01T00:00:00Z",
+    }  # fmt: skip
+    repo.write(f"{folder}/approvals.jsonl", json.dumps(rec, separators=(",", ":")) + "\n")
+    repo.write("src/a.py", "x = 1\n")
+    repo.git("add", "-A")
+    found = findings(repo, "--staged")
+    assert ("HG204", f"{folder}/approvals.jsonl") in found
+    assert ("HG202", f"{folder}/plan.md") in found

@@ -1,0 +1,251 @@
+"""Signed approvals and reviews (`require_signed_approvals`, `require_signed_reviews`,
+`require_distinct_reviewer`): a record counts in a commit check only when the commit
+that added it has a good SSH signature by a key the *base* commit's allowed_signers
+lists. Real keys, real `git commit -S`, real verification by ssh-keygen."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Repo
+
+pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
+
+FOLDER = "harness/plans/p1"
+SIGNERS = "harness/allowed_signers"
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("keys")
+    out = {}
+    for name in ("alice", "bob", "mallory"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(d / name)], check=True)
+        out[name] = d / name
+    return out
+
+
+def signer_line(keys: dict[str, Path], name: str) -> str:
+    return f"{name}@example.com {(keys[name].with_suffix('.pub')).read_text().strip()}\n"
+
+
+def commit(repo: Repo, message: str, key: Path | None = None) -> None:
+    repo.git("add", "-A")
+    if key is None:
+        repo.git("commit", "-qm", message, "--no-verify")
+    else:
+        repo.git("-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", "commit", "-S", "-qm", message, "--no-verify")
+
+
+def findings(repo: Repo, *args: str) -> list[tuple[str, str]]:
+    res = repo.cli("check", *args, "--format", "json")
+    doc = json.loads(res.output)
+    assert res.exit_code == doc["exit_code"], res.output
+    return [(f["code"], f["path"]) for f in doc["findings"]]
+
+
+def ci(repo: Repo) -> list[tuple[str, str]]:
+    return findings(repo, "--base", "main", "--head", "HEAD", "--stage", "ci")
+
+
+def adopt(repo: Repo, keys: dict[str, Path], *, signers: tuple[str, ...] = ("alice",), extra: str = "") -> Repo:
+    repo.write("README.md", "x\n")
+    assert repo.cli("init").exit_code == 0
+    repo.write(
+        ".harness-gate.toml",
+        'require_signed_approvals = true\nevidence_stages = []\nreview_stages = []\n' + extra,
+    )
+    if signers:
+        repo.write(SIGNERS, "".join(signer_line(keys, n) for n in signers))
+    commit(repo, "adopt")
+    repo.git("checkout", "-qb", "work")
+    return repo
+
+
+def plan_and_code(repo: Repo, approval_key: Path | None) -> None:
+    repo.new_plan("p1", ("src/**",))
+    repo.approve()
+    commit(repo, "plan", approval_key)
+    repo.write("src/a.py", "x = 1\n")
+    commit(repo, "code")
+
+
+def test_approval_signed_by_an_allowed_key_counts(repo: Repo, keys: dict[str, Path]) -> None:
+    """The baseline: a signed approval by a listed key passes, so the others can fail."""
+    adopt(repo, keys)
+    plan_and_code(repo, keys["alice"])
+    assert ci(repo) == []
+
+
+def test_unsigned_approval_grants_nothing(repo: Repo, keys: dict[str, Path]) -> None:
+    """Anyone with write access can write a record; unsigned, it counts for nothing in CI."""
+    adopt(repo, keys)
+    plan_and_code(repo, None)
+    found = ci(repo)
+    assert ("HG217", f"{FOLDER}/approvals.jsonl") in found
+    assert ("HG202", f"{FOLDER}/plan.md") in found
+
+
+def test_approval_signed_by_an_unlisted_key(repo: Repo, keys: dict[str, Path]) -> None:
+    """A good signature by a key allowed_signers does not list (status U) is not an approval."""
+    adopt(repo, keys)
+    plan_and_code(repo, keys["mallory"])
+    assert ("HG217", f"{FOLDER}/approvals.jsonl") in ci(repo)
+
+
+def test_the_change_cannot_add_its_own_key(repo: Repo, keys: dict[str, Path]) -> None:
+    """allowed_signers is read from the base: adding mallory in the change does not help."""
+    adopt(repo, keys)
+    repo.write(SIGNERS, signer_line(keys, "alice") + signer_line(keys, "mallory"))
+    plan_and_code(repo, keys["mallory"])
+    assert ("HG217", f"{FOLDER}/approvals.jsonl") in ci(repo)
+
+
+def test_no_allowed_signers_on_the_base(repo: Repo, keys: dict[str, Path]) -> None:
+    """Signed approvals required but no trust anchor on the base: nothing can count."""
+    adopt(repo, keys, signers=())
+    repo.write(SIGNERS, signer_line(keys, "alice"))
+    plan_and_code(repo, keys["alice"])
+    found = ci(repo)
+    assert ("HG220", f"{FOLDER}/approvals.jsonl") in found
+    assert ("HG202", f"{FOLDER}/plan.md") in found
+
+
+def test_repository_config_cannot_swap_the_verifier(repo: Repo, keys: dict[str, Path], tmp_path: Path) -> None:
+    """`.git/config` naming another allowed-signers file and a lying ssh program changes nothing."""
+    adopt(repo, keys)
+    plan_and_code(repo, keys["mallory"])
+    fake_signers = tmp_path / "signers"
+    fake_signers.write_text(signer_line(keys, "mallory"))
+    liar = tmp_path / "liar"
+    liar.write_text("#!/bin/sh\necho 'Good \"git\" signature for alice@example.com'\nexit 0\n")
+    liar.chmod(0o755)
+    repo.git("config", "gpg.ssh.allowedSignersFile", str(fake_signers))
+    repo.git("config", "gpg.ssh.program", str(liar))
+    repo.git("config", "gpg.program", str(liar))
+    found = ci(repo)
+    assert ("HG217", f"{FOLDER}/approvals.jsonl") in found
+    assert ("HG202", f"{FOLDER}/plan.md") in found
+
+
+def test_blame_ignore_revs_cannot_reattribute_a_record(repo: Repo, keys: dict[str, Path]) -> None:
+    """An unsigned commit rewrites alice's record; blame.ignoreRevsFile names that commit so
+    blame would hand the line back to alice. The verifier overrides it."""
+    adopt(repo, keys)
+    repo.new_plan("p1", ("src/**",))
+    repo.approve()
+    commit(repo, "plan", keys["alice"])
+    plan = repo.read(f"{FOLDER}/plan.md")
+    repo.write(f"{FOLDER}/plan.md", plan.replace(b"src/**", b"lib/**"))
+    repo.approve()
+    log = repo.path / FOLDER / "approvals.jsonl"
+    log.write_bytes(log.read_bytes().splitlines(keepends=True)[1].replace(b'"seq":2', b'"seq":1'))
+    commit(repo, "rewrite alice's record, unsigned")
+    unsigned = repo.git("rev-parse", "HEAD").decode().strip()
+    (repo.path / ".git" / "ignore-revs").write_text(unsigned + "\n")
+    repo.git("config", "blame.ignoreRevsFile", ".git/ignore-revs")
+    repo.write("lib/a.py", "x = 1\n")
+    commit(repo, "code")
+    found = ci(repo)
+    assert ("HG217", f"{FOLDER}/approvals.jsonl") in found
+    assert ("HG211", f"{FOLDER}/approvals.jsonl") in found
+
+
+def test_approval_beyond_a_shallow_history(repo: Repo, keys: dict[str, Path], tmp_path: Path) -> None:
+    """The commit that added a record was cut off by a shallow clone: unattributable, not trusted."""
+    adopt(repo, keys)
+    plan_and_code(repo, keys["alice"])
+    for n in range(3):
+        repo.write(f"src/b{n}.py", f"x = {n}\n")
+        commit(repo, f"more {n}")
+    repo.git("branch", "-f", "main", "HEAD~1")
+    clone = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "2", "--no-single-branch", f"file://{repo.path}", str(clone)], check=True
+    )
+    shallow = Repo(clone)
+    shallow.git("branch", "-q", "main", "origin/main")
+    subprocess.run(["git", "checkout", "-q", "origin/work"], cwd=clone, check=True)
+    res = shallow.run("check", "--base", "main", "--head", "HEAD", "--stage", "ci", "--format", "json")
+    doc = json.loads(res.stdout)
+    assert ("HG220", f"{FOLDER}/approvals.jsonl") in [(f["code"], f["path"]) for f in doc["findings"]], doc
+
+
+def test_pre_push_range_checks_signatures_too(repo: Repo, keys: dict[str, Path]) -> None:
+    """The rule holds for every commit check, not only the pull request's."""
+    adopt(repo, keys)
+    plan_and_code(repo, None)
+    assert ("HG217", f"{FOLDER}/approvals.jsonl") in findings(repo, "--range", "main..HEAD", "--stage", "pre-push")
+
+
+def test_index_check_does_not_claim_signatures(repo: Repo, keys: dict[str, Path]) -> None:
+    """Before the commit exists there is no signature to check: pre-commit judges consistency only."""
+    adopt(repo, keys)
+    repo.new_plan("p1", ("src/**",))
+    repo.approve()
+    repo.write("src/a.py", "x = 1\n")
+    repo.git("add", "-A")
+    assert findings(repo, "--staged") == []
+
+
+# -- reviews -------------------------------------------------------------------------
+
+
+def reviewed(repo: Repo, keys: dict[str, Path], code_key: Path | None, review_key: Path | None) -> None:
+    """A plan approved by alice, code, fresh evidence, and a PASS review, each in its own commit."""
+    repo.new_plan("p1", ("src/**",))
+    repo.approve()
+    commit(repo, "plan", keys["alice"])
+    repo.write("src/a.py", "x = 1\n")
+    repo.git("add", "-A")
+    assert repo.cli("verify").exit_code == 0
+    commit(repo, "code", code_key)
+    assert repo.cli("review", "new", "--reviewer", "Rae").exit_code == 0
+    review = repo.path / FOLDER / "001-review.md"
+    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
+    commit(repo, "review", review_key)
+
+
+def config(repo: Repo, text: str) -> None:
+    (repo.path / ".harness-gate.toml").write_text(text)
+    commit(repo, "config")
+    repo.git("branch", "-f", "main", "HEAD")
+
+
+BASE = 'require_signed_approvals = true\nevidence_stages = []\nreview_stages = ["ci"]\n'
+
+
+def test_signed_review_counts(repo: Repo, keys: dict[str, Path]) -> None:
+    """The baseline for the review rules: bob signs the review, nobody signs the code."""
+    adopt(repo, keys, signers=("alice", "bob"))
+    config(repo, BASE + "require_signed_reviews = true\n")
+    reviewed(repo, keys, None, keys["bob"])
+    assert ci(repo) == []
+
+
+def test_unsigned_review(repo: Repo, keys: dict[str, Path]) -> None:
+    """require_signed_reviews: a PASS review in an unsigned commit is not a review."""
+    adopt(repo, keys, signers=("alice", "bob"))
+    config(repo, BASE + "require_signed_reviews = true\n")
+    reviewed(repo, keys, None, None)
+    assert ci(repo) == [("HG218", f"{FOLDER}/001-review.md")]
+
+
+def test_reviewer_signed_the_code_too(repo: Repo, keys: dict[str, Path]) -> None:
+    """require_distinct_reviewer: the key that signed the review signed a code commit."""
+    adopt(repo, keys, signers=("alice", "bob"))
+    config(repo, BASE + "require_distinct_reviewer = true\n")
+    reviewed(repo, keys, keys["bob"], keys["bob"])
+    assert ci(repo) == [("HG219", f"{FOLDER}/001-review.md")]
+
+
+def test_distinct_reviewer_passes(repo: Repo, keys: dict[str, Path]) -> None:
+    adopt(repo, keys, signers=("alice", "bob"))
+    config(repo, BASE + "require_distinct_reviewer = true\n")
+    reviewed(repo, keys, keys["alice"], keys["bob"])
+    assert ci(repo) == []
