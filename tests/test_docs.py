@@ -67,3 +67,15 @@ def test_readme_quick_start_has_the_two_commands() -> None:
     assert "pip install . && harness-gate demo" in readme
     assert "pip install -e '.[test]' && python -m pytest" in readme
     assert "python -m pytest" in (DOCS.parent / ".ci" / "run").read_text()
+
+
+def test_threat_model_names_only_catalogued_codes() -> None:
+    """Every rule code the threat model cites exists, and every signing rule is cited."""
+    import re
+
+    from harness_gate.findings import RULES
+
+    text = (DOCS / "threat-model.md").read_text()
+    cited = set(re.findall(r"HG[0-9]{3}", text))
+    assert cited <= set(RULES), sorted(cited - set(RULES))
+    assert {"HG213", "HG214", "HG215", "HG216", "HG217", "HG218", "HG219", "HG220", "HG906"} <= cited
