@@ -392,6 +392,10 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
             ),
         )
     head = git.head(root)
+    if head is not None and git.is_shallow(root):
+        # A shallow clone's cut looks like a root commit: the record would name a commit
+        # that is no root of the real history, and grant nothing anywhere else.
+        raise HarnessGateError("HG905", "cannot approve in a shallow clone: its root commit is not the repository's")
     # The record binds the repository by its root commit (None before the first commit).
     repository = min(git.root_commits(root, head)) if head else None
     seq = approvals_mod.next_seq(folder.approvals)

@@ -187,3 +187,21 @@ def test_v1_records_are_not_accepted(repo: Repo) -> None:
     found = findings(repo, "--staged")
     assert ("HG204", f"{folder}/approvals.jsonl") in found
     assert ("HG202", f"{folder}/plan.md") in found
+
+
+def test_approving_in_a_shallow_clone_is_refused(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shallow clone's cut would be recorded as the root: refuse instead of binding a wrong one."""
+    adopted(repo)
+    for n in range(2):
+        repo.write(f"f{n}", "x\n")
+        repo.git("add", "-A")
+        repo.git("commit", "-qm", f"c{n}")
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo.path}", str(clone)], check=True)
+    monkeypatch.chdir(clone)
+    shallow = Repo(clone)
+    shallow.new_plan()
+    res = shallow.cli("approve", input="y\n")
+    assert res.exit_code == 2, res.output
+    assert "HG905" in res.output
+    assert not (clone / FOLDER / "approvals.jsonl").exists()
