@@ -525,10 +525,11 @@ def root_commits(root: Path, rev: str) -> frozenset[str]:
 
 def is_root_commit(root: Path, oid: str) -> bool:
     """Whether `oid` is a commit of this object store that has no parents."""
-    kind = run(["cat-file", "--batch-check=%(objecttype)"], cwd=root, stdin=f"{oid}\n".encode()).strip()
-    if kind != b"commit":
-        return False
-    header = run(["cat-file", "commit", oid], cwd=root).split(b"\n\n", 1)[0]
+    out = run(["cat-file", "--batch"], cwd=root, stdin=f"{oid}\n".encode())
+    first, _, body = out.partition(b"\n")
+    if first.split(b" ")[1:2] != [b"commit"]:
+        return False  # "<oid> missing", or not a commit
+    header = body.split(b"\n\n", 1)[0]
     return not any(line.startswith(b"parent ") for line in header.split(b"\n"))
 
 
