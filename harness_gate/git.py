@@ -1,6 +1,6 @@
 """Every git question harness-gate asks goes through this module.
 
-git runs as a subprocess on hardened plumbing: replace refs off, optional
+git runs as a subprocess on hardened plumbing: replace refs and grafts off, optional
 locks off (the index lock is never taken), NUL-separated output, and any
 non-zero exit is an error rather than an empty answer. GitPython is not used:
 its import alone costs ~90 ms on the hook's start-up path (docs/design.md).
@@ -38,12 +38,19 @@ _UNTRUSTED_ENV = (
 )  # fmt: skip
 
 
+NO_GRAFTS = str(Path(os.devnull) / "harness-gate-no-grafts")
+
+
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
     for name in _UNTRUSTED_ENV:
         env.pop(name, None)
     env["GIT_OPTIONAL_LOCKS"] = "0"
     env["GIT_TERMINAL_PROMPT"] = "0"
+    # `.git/info/grafts` rewrites parents like a replace ref, but `--no-replace-objects`
+    # does not turn it off: a graft making the base a child of the tip empties a range.
+    # A graft file that cannot exist (ENOTDIR: git reads it silently as none) disables it.
+    env["GIT_GRAFT_FILE"] = NO_GRAFTS
     env["LC_ALL"] = "C"
     return env
 
