@@ -307,6 +307,9 @@ def commits(root: Path, include: str, exclude: Sequence[str], *, not_remote: str
         order.append((oid, tuple(parents)))
     if not order:
         return []
+    for oid, parent_ids in order:
+        if not parent_ids:
+            _refuse_cut_history(root, oid)
     out = run(
         ["diff-tree", "--stdin", "--always", "--root", "-c", *DIFF_FLAGS],
         cwd=root,
@@ -332,6 +335,16 @@ def commits(root: Path, include: str, exclude: Sequence[str], *, not_remote: str
     if missing:
         raise GitError(f"diff-tree gave no answer for commit {missing[0]}")
     return [Commit(oid, parents, tuple(found[oid])) for oid, parents in order]
+
+
+def _refuse_cut_history(root: Path, oid: str) -> None:
+    """A commit that looks like a root but whose object names parents: a shallow clone
+    cut its history. Judged as a root commit it would be compared with the empty tree,
+    and whatever it deleted or rewrote (an approved plan, a log) would vanish."""
+    raw = run(["cat-file", "commit", oid], cwd=root)
+    header = raw.split(b"\n\n", 1)[0]
+    if any(line.startswith(b"parent ") for line in header.split(b"\n")):
+        raise HarnessGateError("HG905", f"the parents of commit {oid[:12]} are not in this shallow clone")
 
 
 def merge_base(root: Path, a: str, b: str) -> str | None:
