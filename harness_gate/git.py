@@ -197,6 +197,7 @@ def status_paths(root: Path, prefix: str) -> list[str]:
     raw = run(
         ["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", f":(literal){prefix}"],
         cwd=root,
+        env=_filters_off(root),  # status compares racily clean files through their filter
     )
     out = []
     for rec in raw.split(b"\0"):
@@ -416,15 +417,59 @@ def _with_index_copy(root: Path, work: Callable[[dict[str, str]], str]) -> str:
 
 def index_tree(root: Path) -> str:
     """The tree the index would commit (GIT_INDEX_FILE honoured)."""
-    return _with_index_copy(root, lambda env: run(["write-tree"], cwd=root, env=env).decode().strip())
+    # Writing an index re-reads racily clean files through their filter: none runs here.
+    no_filters = _filters_off(root)
+    return _with_index_copy(root, lambda env: run(["write-tree"], cwd=root, env={**env, **no_filters}).decode().strip())
+
+
+# Git LFS's own driver, exactly as `git lfs install` configures it: its clean step turns
+# a large file into the pointer git commits, and a repository that uses LFS has no other
+# way to commit it. Any other command under the name `lfs` is just another filter.
+LFS_STANDARD = {"clean": "git-lfs clean -- %f", "process": "git-lfs filter-process"}
+
+
+def _filters_off(root: Path) -> dict[str, str]:
+    """Configuration (as GIT_CONFIG_COUNT/KEY/VALUE) that switches off every configured
+    filter driver but Git LFS's standard one.
+
+    A `filter.<name>.clean` (or `.process`) program rewrites what `git add` stages: with it
+    the fingerprint would describe bytes the verified commands never saw, and computing
+    the fingerprint would run whatever program the configuration names. An empty command
+    means "no filter" to git, and `required=false` keeps a missing one from being an error.
+    """
+    out = run_status(["config", "-z", "--get-regexp", r"^filter\."], cwd=root)
+    drivers: dict[str, dict[str, str]] = {}
+    for rec in (out or b"").split(b"\0"):
+        if not rec:
+            continue
+        key, _, value = rec.partition(b"\n")
+        # `filter.<name>.<var>`: the name may hold dots; git lower-cases only the var.
+        name, _, var = os.fsdecode(key)[len("filter.") :].rpartition(".")
+        drivers.setdefault(name, {})[var] = os.fsdecode(value)
+    env: dict[str, str] = {}
+    count = 0
+    for name, settings in sorted(drivers.items()):
+        commands = {k: v for k, v in settings.items() if k in ("clean", "process")}
+        if name == "lfs" and all(LFS_STANDARD[k] == v for k, v in commands.items()):
+            continue
+        for var, off in (("clean", ""), ("process", ""), ("required", "false")):
+            env[f"GIT_CONFIG_KEY_{count}"] = f"filter.{name}.{var}"
+            env[f"GIT_CONFIG_VALUE_{count}"] = off
+            count += 1
+    if count:
+        env["GIT_CONFIG_COUNT"] = str(count)
+    return env
 
 
 def worktree_tree(root: Path, exclude: str | None = None) -> str:
     """The tree of the work tree: tracked files as they are on disk, plus untracked files
-    that are not ignored, exactly as `git add -A` would stage them. `exclude` (a
-    directory) is left as the index has it: its files are not even read."""
+    that are not ignored, as `git add -A` would stage them with every filter driver off
+    (Git LFS's standard one aside, see `_filters_off`). `exclude` (a directory) is left as
+    the index has it: its files are not even read."""
+    no_filters = _filters_off(root)
 
     def work(env: dict[str, str]) -> str:
+        env = {**env, **no_filters}
         spec = [":/", f":(top,exclude,literal){exclude}"] if exclude else [":/"]
         run(["add", "-A", "--", *spec], cwd=root, env=env)
         return run(["write-tree"], cwd=root, env=env).decode().strip()
@@ -518,7 +563,11 @@ def remote_has_branches(root: Path, remote: str) -> bool:
 
 def dirty_submodules(root: Path) -> list[str]:
     """Submodules whose work tree holds changes their recorded commit does not."""
-    out = run(["status", "--porcelain=v2", "-z", "--ignore-submodules=none", "--untracked-files=all"], cwd=root)
+    out = run(
+        ["status", "--porcelain=v2", "-z", "--ignore-submodules=none", "--untracked-files=all"],
+        cwd=root,
+        env=_filters_off(root),  # status compares racily clean files through their filter
+    )
     dirty = []
     for rec in out.split(b"\0"):
         fields = rec.split(b" ")
