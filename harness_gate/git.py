@@ -55,6 +55,13 @@ def _env() -> dict[str, str]:
     return env
 
 
+class GitNotRunnable(GitError):
+    """git itself could not be started (not installed, not on PATH)."""
+
+    def __init__(self, exc: OSError) -> None:
+        super().__init__(f"cannot run git: {exc}", "Install git and make sure it is on PATH.")
+
+
 def run(
     args: Sequence[str], *, cwd: Path | str, stdin: bytes | None = None, env: dict[str, str] | None = None
 ) -> bytes:
@@ -65,7 +72,7 @@ def run(
             argv, cwd=cwd, input=stdin, capture_output=True, env={**_env(), **(env or {})}, check=False
         )
     except OSError as exc:
-        raise GitError(f"cannot run git: {exc}", "Install git and make sure it is on PATH.") from None
+        raise GitNotRunnable(exc) from None
     if proc.returncode != 0:
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         detail = err[-1] if err else f"exit code {proc.returncode}"
@@ -84,6 +91,8 @@ def locate(cwd: Path | str) -> Location:
     """The work tree's top level and harness-gate's paths in the git directory, at once."""
     try:
         out = run(["rev-parse", "--show-toplevel", "--git-path", "harness-gate", "--git-path", "MERGE_HEAD"], cwd=cwd)
+    except GitNotRunnable:
+        raise  # no git at all: saying "not a repository" would send the user the wrong way
     except GitError:
         raise HarnessGateError(
             "HG901", f"{Path(cwd).resolve()} is not inside a git work tree", "Run `git init` or cd into a repository."
@@ -361,7 +370,7 @@ def run_status(args: Sequence[str], *, cwd: Path) -> bytes | None:
     try:
         proc = subprocess.run(argv, cwd=cwd, capture_output=True, env=_env(), check=False)
     except OSError as exc:
-        raise GitError(f"cannot run git: {exc}") from None
+        raise GitNotRunnable(exc) from None
     if proc.returncode == 1 and not proc.stderr.strip():
         return None
     if proc.returncode != 0:
