@@ -127,9 +127,17 @@ class Blob:
     oid: str
 
 
+def _terminated(out: bytes, what: str) -> bytes:
+    """`-z` output ends with a NUL. Without it the last name was cut short (`src/x.pyc`
+    read as `src/x.py`), even when git exited 0: an error, never a shorter path."""
+    if out and not out.endswith(b"\0"):
+        raise GitError(f"truncated {what} output (no final NUL)")
+    return out
+
+
 def _parse_entries(raw: bytes, *, staged: bool) -> list[Blob]:
     out = []
-    for rec in raw.split(b"\0"):
+    for rec in _terminated(raw, "ls-files/ls-tree").split(b"\0"):
         if not rec:
             continue
         meta, _, name = rec.partition(b"\t")
@@ -209,7 +217,7 @@ def status_paths(root: Path, prefix: str) -> list[str]:
         env=_filters_off(root),  # status compares racily clean files through their filter
     )
     out = []
-    for rec in raw.split(b"\0"):
+    for rec in _terminated(raw, "status").split(b"\0"):
         if rec[:2] == b"??" or (len(rec) > 3 and rec[1:2] != b" "):
             out.append(os.fsdecode(rec[3:]))
     return out
@@ -269,7 +277,7 @@ def _parse_meta(meta: bytes, path: bytes) -> Change:
 
 def parse_raw(out: bytes) -> list[Change]:
     """Parse `--raw -z` output of diff-index / diff-tree without commit headers."""
-    tokens = out.split(b"\0")
+    tokens = _terminated(out, "raw diff").split(b"\0")
     if tokens and tokens[-1] == b"":
         tokens.pop()
     if len(tokens) % 2:
@@ -325,7 +333,7 @@ def commits(root: Path, include: str, exclude: Sequence[str], *, not_remote: str
         cwd=root,
         stdin=("\n".join(oid for oid, _ in order) + "\n").encode(),
     )
-    tokens = out.split(b"\0")
+    tokens = _terminated(out, "diff-tree").split(b"\0")
     if tokens and tokens[-1] == b"":
         tokens.pop()
     found: dict[str, list[Change]] = {}
@@ -490,7 +498,7 @@ def hidden_edits(root: Path) -> list[str]:
     """Index entries git is told not to look at (assume-unchanged, skip-worktree)."""
     out = run(["ls-files", "-v", "-z"], cwd=root)
     hidden = []
-    for rec in out.split(b"\0"):
+    for rec in _terminated(out, "ls-files").split(b"\0"):
         if len(rec) > 2 and (rec[:1].islower() or rec[:1] == b"S"):
             hidden.append(os.fsdecode(rec[2:]))
     return hidden
@@ -501,7 +509,7 @@ def tree_without(root: Path, tree: str, parts: Sequence[str]) -> str:
     if not parts:
         return tree
     listing = run(["ls-tree", "-z", "--full-tree", tree], cwd=root)
-    entries = [e for e in listing.split(b"\0") if e]
+    entries = [e for e in _terminated(listing, "ls-tree").split(b"\0") if e]
     name = os.fsencode(parts[0])
     out = []
     for entry in entries:
@@ -526,7 +534,7 @@ def changed_paths(root: Path, old_tree: str, new_tree: str, limit: int) -> list[
         ["diff-tree", "-r", "-z", "--name-only", "--no-renames", "--ignore-submodules=none", old_tree, new_tree],
         cwd=root,
     )
-    return [os.fsdecode(p) for p in out.split(b"\0") if p][:limit]
+    return [os.fsdecode(p) for p in _terminated(out, "diff-tree").split(b"\0") if p][:limit]
 
 
 def symlinks(root: Path, rev: str | None) -> dict[bytes, str]:
@@ -552,7 +560,7 @@ def merge_dropped(root: Path, parents: Sequence[str], result: str | None) -> lis
             ["diff-tree", "-r", "-z", "--name-only", "--no-renames", "--ignore-submodules=none", base, parent, "--"],
             cwd=root,
         )
-        touched = {p for p in theirs.split(b"\0") if p}
+        touched = {p for p in _terminated(theirs, "diff-tree").split(b"\0") if p}
         if not touched:
             continue
         if result is None:
@@ -578,7 +586,7 @@ def dirty_submodules(root: Path) -> list[str]:
         env=_filters_off(root),  # status compares racily clean files through their filter
     )
     dirty = []
-    for rec in out.split(b"\0"):
+    for rec in _terminated(out, "status").split(b"\0"):
         fields = rec.split(b" ")
         # `1 XY S<c><m><u> ...`: m = tracked changes inside, u = untracked files inside
         if len(fields) > 8 and fields[0] in (b"1", b"2") and fields[2][:1] == b"S" and fields[2][2:4] != b"..":

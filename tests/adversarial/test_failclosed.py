@@ -5,11 +5,23 @@ never in a pass and never in a traceback."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.adversarial.util import FOLDER, error_code, run_json, setup_gated
+from tests.adversarial.util import (
+    FOLDER,
+    check,
+    commit,
+    error_code,
+    executable,
+    report,
+    rev,
+    run_json,
+    setup_gated,
+    staged,
+)
 from tests.helpers import Repo
 
 
@@ -46,3 +58,79 @@ def test_a_log_of_the_wrong_type_is_refused_not_waited_on(repo: Repo, log: str, 
     assert (code, error_code(doc)) == (2, "HG903"), doc
     assert "not a regular file" in doc["error"]["message"]
     assert b"Traceback" not in err
+
+
+def _faulty_git(tmp_path: Path, subcommand: str, action: str) -> Path:
+    """A `git` first on PATH that runs the real git, except for `subcommand`, where it
+    does `action` (fault injection around the real git, not a mock of it)."""
+    real = shutil.which("git")
+    assert real is not None
+    body = f"""#!/bin/sh
+for a in "$@"; do
+  if [ "$a" = "{subcommand}" ]; then
+    {action}
+  fi
+done
+exec "{real}" "$@"
+"""
+    executable(tmp_path / "faulty-bin" / "git", body.replace("REAL", real))
+    return tmp_path / "faulty-bin"
+
+
+# Prints part of the answer, then dies by SIGKILL (an OOM kill, a killed CI job).
+KILLED = 'REAL "$@" | head -c 20; kill -KILL $$'
+# Prints the answer minus its last N bytes and exits 0 (a git that lies).
+TRUNCATED = 'REAL "$@" > "$0.out"; head -c -{n} "$0.out"; exit 0'
+
+
+def _with_path(monkeypatch: pytest.MonkeyPatch, directory: Path) -> None:
+    monkeypatch.setenv("PATH", f"{directory}:{os.environ['PATH']}")
+
+
+@pytest.mark.parametrize("subcommand", ["diff-index", "cat-file", "ls-files"])
+def test_git_killed_mid_answer(gated: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, subcommand: str) -> None:
+    """git dies by SIGKILL half-way through one plumbing answer: exit 2 (HG903)."""
+    gated.write("src/a.py", "a = 2\n")
+    gated.git("add", "-A")
+    assert staged(gated) == (0, [])
+    _with_path(monkeypatch, _faulty_git(tmp_path, subcommand, KILLED))
+    doc = report(gated, "check", "--staged")
+    assert (doc["exit_code"], error_code(doc)) == (2, "HG903"), doc
+
+
+def _star_py_plan(repo: Repo) -> None:
+    """Boundary `src/*.py`: `src/x.pyc` is outside it, but its prefix `src/x.py` is inside."""
+    setup_gated(repo, ("src/*.py",))
+
+
+def test_truncated_diff_index_answer(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """diff-index's answer loses its last bytes and git exits 0: `src/x.pyc` would be
+    read as `src/x.py` (inside the boundary) and pass."""
+    _star_py_plan(repo)
+    repo.write("src/x.pyc", "compiled\n")
+    repo.git("add", "-A")
+    assert staged(repo) == (1, [("HG101", "src/x.pyc")])
+    _with_path(monkeypatch, _faulty_git(tmp_path, "diff-index", TRUNCATED.format(n=2)))
+    doc = report(repo, "check", "--staged")
+    assert (doc["exit_code"], error_code(doc)) == (2, "HG903"), doc
+
+
+def test_truncated_diff_tree_answer(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same lie from `diff-tree --stdin` while judging a pushed range."""
+    _star_py_plan(repo)
+    base = rev(repo, "HEAD")
+    repo.write("src/x.pyc", "compiled\n")
+    tip = commit(repo, "bad")
+    assert check(repo, "--range", f"{base}..{tip}") == (1, [("HG101", "src/x.pyc")])
+    _with_path(monkeypatch, _faulty_git(tmp_path, "diff-tree", TRUNCATED.format(n=2)))
+    doc = report(repo, "check", "--range", f"{base}..{tip}")
+    assert (doc["exit_code"], error_code(doc)) == (2, "HG903"), doc
+
+
+def test_truncated_cat_file_answer(gated: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cat-file --batch` (the plan and its approvals) comes back short with exit 0."""
+    gated.write("src/a.py", "a = 2\n")
+    gated.git("add", "-A")
+    _with_path(monkeypatch, _faulty_git(tmp_path, "cat-file", TRUNCATED.format(n=40)))
+    doc = report(gated, "check", "--staged")
+    assert (doc["exit_code"], error_code(doc)) == (2, "HG903"), doc
