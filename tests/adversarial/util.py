@@ -85,7 +85,12 @@ def executable(path: Path, text: str) -> Path:
     return path
 
 
-def setup_gated(repo: Repo, boundary: tuple[str, ...] = ("src/**",), config: str = BOUNDARY_ONLY) -> Repo:
+def setup_gated(
+    repo: Repo,
+    boundary: tuple[str, ...] = ("src/**",),
+    config: str = BOUNDARY_ONLY,
+    verify: str = f"{PY} -c pass",
+) -> Repo:
     """Adopted harness-gate with an approved, committed plan `p1`; files inside and outside."""
     repo.write("README.md", "hello\n")
     repo.write("src/a.py", "a = 1\n")
@@ -95,7 +100,11 @@ def setup_gated(repo: Repo, boundary: tuple[str, ...] = ("src/**",), config: str
     assert repo.cli("init").exit_code == 0
     repo.write(".harness-gate.toml", config)
     commit(repo, "adopt harness-gate")
-    repo.new_plan("p1", boundary)
+    args = ["plan", "new", "p1", "--objective", "Do it", "--verify", f"tests={verify}", "--timeout", "60"]
+    for pattern in boundary:
+        args += ["--boundary", pattern]
+    res = repo.cli(*args)
+    assert res.exit_code == 0, res.output
     repo.approve()
     commit(repo, "plan p1")
     return repo
