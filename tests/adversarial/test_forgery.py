@@ -197,12 +197,25 @@ def test_gate_line_doubled_or_hidden(gated: Repo, how: str) -> None:
     assert b"approvals" not in gated.git("ls-files", "-o", P2)
 
 
+INVISIBLE: dict[str, Callable[[str], str]] = {
+    "bidi-override-in-prose": lambda t: t.replace("Do it", "Do it \u202eonly in tests\u202c"),
+    "isolate-in-scope": lambda t: t.replace("Only the paths", "Only \u2067the\u2069 paths"),
+    "zero-width-in-risks": lambda t: t.replace("None identified.", "None\u200b identified."),
+    "escape-sequence": lambda t: t.replace("Do it", "Do it\x1b[8m hidden\x1b[0m"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(INVISIBLE))
+def test_invisible_or_reordering_characters_in_a_plan(gated: Repo, how: str) -> None:
+    """Bidirectional overrides, zero-width characters or terminal escapes make the plan an
+    approver reads differently from the bytes an agent follows: HG510."""
+    assert _plan_variant(gated, INVISIBLE[how]) == (1, [("HG510", PLAN2)])
+
+
 @pytest.mark.parametrize(
     ("how", "code"),
-    [("`src/**\u202e`", "HG205"), ("`src\u200b/**`", "HG205"), ("`src/**`\n<!--\n- `secret/**`\n-->", "HG514")],
+    [("`src/**\u202e`", "HG510"), ("`src\u200b/**`", "HG510"), ("`src/**`\n<!--\n- `secret/**`\n-->", "HG514")],
 )
 def test_hidden_or_invisible_boundary_patterns(gated: Repo, how: str, code: str) -> None:
     """A boundary pattern with an invisible character, or one hidden in a comment."""
-    found = _plan_variant(gated, lambda t: t.replace("`src/**`", how))
-    assert found[0] == 1
-    assert (code, PLAN2) in found[1]
+    assert _plan_variant(gated, lambda t: t.replace("`src/**`", how)) == (1, [(code, PLAN2)])
