@@ -197,6 +197,23 @@ def test_gate_line_doubled_or_hidden(gated: Repo, how: str) -> None:
     assert b"approvals" not in gated.git("ls-files", "-o", P2)
 
 
+EARLY_GATES: dict[str, Callable[[str], str]] = {
+    "in-the-objective": lambda t: t.replace("Do it\n", f"Do it\n\n{GATE}\n"),
+    "in-a-comment-before-the-boundary": lambda t: t.replace(
+        "## Write Boundary", f"<!-- {GATE} -->\n\n## Write Boundary"
+    ),
+    "another-kinds-gate": lambda t: t.replace("None identified.", "Proceed with this Repair Resume? [y/N]"),
+    "nbsp-spelling": lambda t: t.replace("Do it\n", "Do it\n\nProceed with this\u00a0Plan? [y/N]\n"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(EARLY_GATES))
+def test_gate_question_before_the_end_of_the_plan(gated: Repo, how: str) -> None:
+    """A gate question before the Write Boundary invites a `y` before the approver has read
+    the plan: the gate line appears once, as the plan's last line (HG513)."""
+    assert _plan_variant(gated, EARLY_GATES[how]) == (1, [("HG513", PLAN2)])
+
+
 INVISIBLE: dict[str, Callable[[str], str]] = {
     "bidi-override-in-prose": lambda t: t.replace("Do it", "Do it \u202eonly in tests\u202c"),
     "isolate-in-scope": lambda t: t.replace("Only the paths", "Only \u2067the\u2069 paths"),
