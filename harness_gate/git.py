@@ -489,6 +489,10 @@ def worktree_tree(root: Path, exclude: str | None = None) -> str:
         env = {**env, **no_filters}
         spec = [":/", f":(top,exclude,literal){exclude}"] if exclude else [":/"]
         run(["add", "-A", "--", *spec], cwd=root, env=env)
+        if no_filters:
+            # A file staged through its filter keeps the filtered blob while its stat data
+            # matches the index entry: re-read every tracked file, with the filters off.
+            run(["add", "--renormalize", "--", *spec], cwd=root, env=env)
         return run(["write-tree"], cwd=root, env=env).decode().strip()
 
     return _with_index_copy(root, work)

@@ -65,6 +65,24 @@ def test_clean_filter_cannot_launder_the_fingerprint(repo: Repo, tmp_path: Path)
     assert check(repo, "--stage", "pre-push", "--staged") == (1, [("HG302", f"{FOLDER}/evidence.jsonl")])
 
 
+def test_clean_filter_staged_before_verify(repo: Repo, tmp_path: Path) -> None:
+    """The same filter, but the file is staged (filtered) first and its stat data then
+    matches the index entry: the fingerprint must still read the bytes on disk."""
+    _evidence_repo(repo)
+    ran = tmp_path / "filter-ran"
+    repo.git("config", "filter.evil.clean", f"touch {ran}; sed s/good/bad/")
+    repo.write(".git/info/attributes", "*.py filter=evil\n")
+    old = repo.write("src/a.py", "good\n")
+    os.utime(old, (1_700_000_000, 1_700_000_000))  # not racily clean: git trusts the stat data
+    repo.git("add", "-A")
+    assert repo.git("show", ":src/a.py") == b"bad\n"
+    ran.unlink()
+    assert report(repo, "verify")["exit_code"] == 0
+    assert not ran.exists()
+    repo.git("add", "-A")
+    assert check(repo, "--stage", "pre-push", "--staged") == (1, [("HG302", f"{FOLDER}/evidence.jsonl")])
+
+
 def test_every_filter_driver_is_disabled_whatever_its_name(repo: Repo, tmp_path: Path) -> None:
     """Driver names may hold dots and `=`, and `.process` drivers run too: neither runs
     while harness-gate fingerprints the work tree or the index."""
