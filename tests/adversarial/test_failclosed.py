@@ -4,12 +4,17 @@ never in a pass and never in a traceback."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from harness_gate import boundary, evidence, gate, lifecycle
 from tests.adversarial.util import (
     FOLDER,
     check,
@@ -134,3 +139,157 @@ def test_truncated_cat_file_answer(gated: Repo, tmp_path: Path, monkeypatch: pyt
     _with_path(monkeypatch, _faulty_git(tmp_path, "cat-file", TRUNCATED.format(n=40)))
     doc = report(gated, "check", "--staged")
     assert (doc["exit_code"], error_code(doc)) == (2, "HG903"), doc
+
+
+# -- a full disk -------------------------------------------------------------------------------
+
+FULL_DISK = """
+import resource, runpy, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+limit = int(sys.argv.pop(1))
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+sys.argv[0] = "harness_gate"
+runpy.run_module("harness_gate", run_name="__main__", alter_sys=True)
+"""
+
+
+def _on_a_full_disk(repo: Repo, limit: int, *args: str, stdin: bytes | None = None) -> tuple[int, dict[str, Any]]:
+    """The CLI in a subprocess whose files may not grow past `limit` bytes (RLIMIT_FSIZE)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", FULL_DISK, str(limit), *args, "--format", "json"],
+        cwd=repo.path,
+        input=stdin,
+        capture_output=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        check=False,
+        timeout=60,
+    )
+    assert b"Traceback" not in proc.stderr, proc.stderr
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    assert doc["exit_code"] == proc.returncode
+    return proc.returncode, doc
+
+
+def test_disk_full_while_appending_evidence(repo: Repo) -> None:
+    """The evidence log cannot grow: exit 2 with the reason, the log byte for byte as it was."""
+    setup_gated(repo, config='artifacts_dir = "harness"\nreview_stages = []\n')
+    log = repo.path / FOLDER / "evidence.jsonl"
+    # A long, valid log: rewriting it (old bytes plus one line) needs more than the limit,
+    # while git's own small writes (objects, the private index copy) stay below it.
+    line = evidence.record_line(
+        command_id="older", command="true", exit_code=0, status="PASS", key_output="x" * 4000,
+        duration_ms=1, tree="0" * 40, plan_sha256="0" * 64, policy="0" * 64,
+    )  # fmt: skip
+    log.write_text(line * 8)
+    before = log.read_bytes()
+    code, doc = _on_a_full_disk(repo, 24_000, "verify")
+    assert (code, error_code(doc)) == (2, "HG903"), doc
+    assert "File too large" in doc["error"]["message"]
+    assert log.read_bytes() == before
+    assert not [p for p in log.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_disk_full_while_appending_an_approval(repo: Repo) -> None:
+    """The approvals log cannot be written: exit 2 with the reason, nothing recorded."""
+    setup_gated(repo)
+    repo.new_plan("p2", ("src/**",))
+    log = repo.path / "harness/plans/p2/approvals.jsonl"
+    code, doc = _on_a_full_disk(repo, 100, "approve", stdin=b"y\n")
+    assert (code, error_code(doc)) == (2, "HG903"), doc
+    assert "File too large" in doc["error"]["message"]
+    assert not log.exists()
+    assert not [p for p in log.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+# -- a crashing rule -----------------------------------------------------------------------------
+
+
+RULES = {
+    "always-blocked": (gate, "_always_blocked"),
+    "authority": (gate, "_authority"),
+    "boundary-matcher": (boundary.Boundary, "matches"),
+    "lifecycle-replay": (lifecycle, "replay"),
+    "evidence-freshness": (evidence, "freshness"),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_a_crash_inside_a_rule(repo: Repo, monkeypatch: pytest.MonkeyPatch, rule: str) -> None:
+    """One of harness-gate's own rules raises: exit 2 with HG999, no traceback, never 0."""
+    setup_gated(repo, config='artifacts_dir = "harness"\nreview_stages = []\n')
+    repo.write("src/a.py", "a = 2\n")
+    assert report(repo, "verify")["exit_code"] == 0
+    repo.git("add", "-A")
+    assert check(repo, "--stage", "pre-push", "--staged") == (0, [])
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("injected fault")
+
+    monkeypatch.setattr(*RULES[rule], boom)
+    res = repo.cli("check", "--stage", "pre-push", "--staged", "--format", "json")
+    doc = json.loads(res.output)
+    assert (res.exit_code, error_code(doc)) == (2, "HG999"), res.output
+    assert "injected fault" in doc["error"]["message"]
+    assert "Traceback" not in res.output
+
+
+# -- files of the wrong type -------------------------------------------------
+
+
+WRONG_TYPES = {
+    "plan-as-symlink": ("plan.md", "120000", {"HG201", "HG210", "HG516"}),
+    "approvals-as-gitlink": ("approvals.jsonl", "160000", {"HG202", "HG211", "HG516"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRONG_TYPES))
+def test_artifact_of_the_wrong_type_in_the_index(gated: Repo, case: str) -> None:
+    """An approved artifact staged as a symlink or a submodule instead of a regular file:
+    not an artifact (HG516), the approved one is gone (HG210/HG211), no authority."""
+    name, mode, codes = WRONG_TYPES[case]
+    path = f"{FOLDER}/{name}"
+    link = gated.git("hash-object", "-w", "--stdin", input=b"../../../README.md").decode().strip()
+    gated.git("update-index", "--cacheinfo", f"{mode},{rev(gated, 'HEAD') if mode == '160000' else link},{path}")
+    gated.write("src/a.py", "a = 2\n")
+    gated.git("add", "src/a.py")
+    code, found = staged(gated)
+    assert code == 1
+    assert {c for c, _ in found} == codes
+    assert {p for _, p in found} <= {path, f"{FOLDER}/plan.md"}
+
+
+def test_active_as_a_symlink(gated: Repo) -> None:
+    """`active` staged as a symlink to a file naming the plan: not an artifact (HG516), no
+    active plan (HG201)."""
+    gated.write("src/p1", "p1\n")
+    link = gated.git("hash-object", "-w", "--stdin", input=b"../src/p1").decode().strip()
+    gated.git("update-index", "--cacheinfo", f"120000,{link},harness/active")
+    gated.git("add", "src/p1")
+    assert staged(gated) == (1, [("HG201", "harness/active"), ("HG516", "harness/active")])
+
+
+# -- unknown schemas ---------------------------------------------------------------------------
+
+
+def test_unknown_schema_in_an_evidence_record(repo: Repo) -> None:
+    """A record that says it is `harness-gate.evidence/v2` is not evidence (HG307)."""
+    setup_gated(repo, config='artifacts_dir = "harness"\nreview_stages = []\n')
+    repo.write("src/a.py", "a = 2\n")
+    assert report(repo, "verify")["exit_code"] == 0
+    log = repo.path / FOLDER / "evidence.jsonl"
+    log.write_bytes(log.read_bytes().replace(b"harness-gate.evidence/v1", b"harness-gate.evidence/v2"))
+    repo.git("add", "-A")
+    log_path = f"{FOLDER}/evidence.jsonl"
+    assert check(repo, "--stage", "pre-push", "--staged") == (1, [("HG301", log_path), ("HG307", log_path)])
+
+
+def test_unknown_schema_in_an_approval_record(gated: Repo) -> None:
+    """An approval that says it is `harness-gate.approval/v9` approves nothing (HG204)."""
+    gated.new_plan("p2", ("src/**",))
+    gated.approve()
+    log = gated.path / "harness/plans/p2/approvals.jsonl"
+    log.write_bytes(log.read_bytes().replace(b"harness-gate.approval/v1", b"harness-gate.approval/v9"))
+    gated.write("src/a.py", "a = 2\n")
+    gated.git("add", "-A")
+    plan = "harness/plans/p2/plan.md"
+    assert staged(gated) == (1, [("HG202", plan), ("HG204", "harness/plans/p2/approvals.jsonl")])
