@@ -8,6 +8,7 @@ its import alone costs ~90 ms on the hook's start-up path (docs/design.md).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -152,6 +153,7 @@ def _parse_entries(raw: bytes, *, staged: bool) -> list[Blob]:
 
 def index_entries(root: Path, *prefixes: str) -> list[Blob]:
     """Entries of the index (honouring GIT_INDEX_FILE) below the given prefixes."""
+    verify_index(root)
     raw = run(["ls-files", "--stage", "-z", "--", *(f":(literal){p}" for p in prefixes)], cwd=root)
     return _parse_entries(raw, staged=True)
 
@@ -296,6 +298,7 @@ def head(root: Path) -> str | None:
 
 def staged_changes(root: Path, base: str) -> list[Change]:
     """The index (GIT_INDEX_FILE honoured) against `base`: what the commit will record."""
+    verify_index(root)
     return parse_raw(run(["diff-index", "--cached", *DIFF_FLAGS, base, "--"], cwd=root))
 
 
@@ -414,6 +417,38 @@ def index_file(root: Path) -> Path:
         return path if path.is_absolute() else root / path
     out = Path(os.fsdecode(run(["rev-parse", "--git-path", "index"], cwd=root).rstrip(b"\n")))
     return out if out.is_absolute() else root / out
+
+
+_VERIFIED: set[tuple[str, int, int, int]] = set()
+
+
+def verify_index(root: Path) -> None:
+    """Refuse an index whose trailing checksum does not match its content.
+
+    git does not check it when it reads the index (only `git fsck` does): a damaged
+    byte in a name makes git report another path, and a truncated index is read past
+    its end as entries with empty names. A missing index is an empty one; a zero
+    trailer is `index.skipHash`. Checked once per index file state and process."""
+    path = index_file(root)
+    try:
+        st = path.stat()
+        if (str(path), st.st_size, st.st_mtime_ns, st.st_ino) in _VERIFIED:
+            return
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise GitError(f"cannot read the index {path}: {exc.strerror or exc}") from None
+    if data[:4] != b"DIRC" or not any(
+        len(data) >= 12 + size
+        and (data[-size:] == bytes(size) or hashlib.new(algo, data[:-size]).digest() == data[-size:])
+        for algo, size in (("sha1", 20), ("sha256", 32))
+    ):
+        raise GitError(
+            f"the index {path} is corrupt: its checksum does not match its content",
+            "Rebuild it from HEAD (`git read-tree HEAD`; the files on disk stay as they are), then stage again.",
+        )
+    _VERIFIED.add((str(path), st.st_size, st.st_mtime_ns, st.st_ino))
 
 
 def commit_tree(root: Path, rev: str) -> str:
@@ -544,6 +579,7 @@ def changed_paths(root: Path, old_tree: str, new_tree: str, limit: int) -> list[
 def symlinks(root: Path, rev: str | None) -> dict[bytes, str]:
     """Every symlink of a state (the index when rev is None): path -> blob id."""
     if rev is None:
+        verify_index(root)
         raw = run(["ls-files", "--stage", "-z"], cwd=root)
         entries = _parse_entries(raw, staged=True)
     else:

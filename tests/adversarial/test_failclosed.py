@@ -233,7 +233,29 @@ def test_a_crash_inside_a_rule(repo: Repo, monkeypatch: pytest.MonkeyPatch, rule
     assert "Traceback" not in res.output
 
 
-# -- files of the wrong type -------------------------------------------------
+# -- a corrupt index and files of the wrong type -------------------------------------------------
+
+
+@pytest.mark.parametrize("damage", ["renamed-entry", "truncated", "directory"])
+def test_corrupt_index(gated: Repo, damage: str) -> None:
+    """The index fails its checksum (one byte of a name changed: git itself would read
+    `secret/y`), is cut short (git reads entries past its end as empty names), or is a
+    directory: exit 2 (HG903), never a verdict on what git half-read."""
+    gated.write("secret/x", "leak\n")
+    gated.git("add", "-A")
+    index = gated.path / ".git" / "index"
+    data = index.read_bytes()
+    if damage == "renamed-entry":
+        assert data.count(b"secret/x\0") == 1
+        index.write_bytes(data.replace(b"secret/x\0", b"secret/y\0"))
+        assert b"secret/y" in gated.git("ls-files", "--cached")  # git reads it without complaint
+    elif damage == "truncated":
+        index.write_bytes(data[: len(data) // 2])
+    else:
+        index.unlink()
+        index.mkdir()
+    doc = report(gated, "check", "--staged")
+    assert (doc["exit_code"], error_code(doc)) == (2, "HG903"), doc
 
 
 WRONG_TYPES = {
