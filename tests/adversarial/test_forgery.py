@@ -14,7 +14,7 @@ import pytest
 
 from harness_gate import templates
 from tests.adversarial.util import FOLDER, commit, report, staged
-from tests.helpers import TREE, Repo, plan_sha, review_md
+from tests.helpers import TREE, Repo, completion_md, plan_sha, review_md
 
 P2 = "harness/plans/p2"
 APPROVALS2 = f"{P2}/approvals.jsonl"
@@ -119,17 +119,27 @@ def _pause(psha: str) -> str:
     )
 
 
-def test_deleting_a_committed_pause(gated: Repo) -> None:
-    """A committed BLOCKED review and Pause Report, deleted to win authority back: HG212."""
+@pytest.mark.parametrize("ending", ["pause", "completion"])
+def test_deleting_the_record_that_ended_authority(gated: Repo, ending: str) -> None:
+    """A committed Pause Report (after a BLOCKED review) or Completion (after a PASS
+    review), deleted or emptied to win write authority back: HG212."""
     psha = plan_sha(gated, FOLDER)
-    gated.write(f"{FOLDER}/001-review.md", review_md(psha, "BLOCKED", ("F1",)))
-    gated.write(f"{FOLDER}/002-pause.md", _pause(psha))
-    commit(gated, "paused")
+    review, record = f"{FOLDER}/001-review.md", f"{FOLDER}/002-{ending}.md"
+    if ending == "pause":
+        gated.write(review, review_md(psha, "BLOCKED", ("F1",)))
+        gated.write(record, _pause(psha))
+    else:
+        gated.write(review, review_md(psha, "PASS"))
+        gated.write(record, completion_md(gated, FOLDER, psha))
+    commit(gated, f"plan p1: {ending}")
     gated.write("src/a.py", "a = 4\n")
     gated.git("add", "-A")
-    assert staged(gated) == (1, [("HG209", f"{FOLDER}/plan.md")])  # paused: no authority
-    gated.git("rm", "-q", f"{FOLDER}/002-pause.md", f"{FOLDER}/001-review.md")
-    assert staged(gated) == (1, [("HG212", f"{FOLDER}/001-review.md"), ("HG212", f"{FOLDER}/002-pause.md")])
+    assert staged(gated) == (1, [("HG209", f"{FOLDER}/plan.md")])  # no authority left
+    gated.git("rm", "-q", record)
+    paused = [("HG209", f"{FOLDER}/plan.md")] if ending == "pause" else []  # the BLOCKED review still pauses
+    assert staged(gated) == (1, [*paused, ("HG212", record)])
+    gated.git("rm", "-q", review)
+    assert staged(gated) == (1, [("HG212", review), ("HG212", record)])
 
 
 @pytest.mark.parametrize("cut", ["empty", "half-line", "no-newline"])
