@@ -315,3 +315,18 @@ def test_unknown_schema_in_an_approval_record(gated: Repo) -> None:
     gated.git("add", "-A")
     plan = "harness/plans/p2/plan.md"
     assert staged(gated) == (1, [("HG202", plan), ("HG204", "harness/plans/p2/approvals.jsonl")])
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_lint_of_a_file_that_is_not_a_regular_file(gated: Repo, kind: str) -> None:
+    """`lint x.md` where x.md is a FIFO (or a device): a finding, not a read that waits
+    for a writer forever (or never ends)."""
+    name = "x.md"
+    if kind == "fifo":
+        os.mkfifo(gated.path / name)
+    else:
+        (gated.path / name).symlink_to("/dev/zero")
+    code, doc, err = run_json(gated, "lint", name, timeout=10)
+    assert (code, [(f["code"], f["path"]) for f in doc["findings"]]) == (1, [("HG516", name)])
+    assert "not a regular file" in doc["findings"][0]["message"]
+    assert b"Traceback" not in err
