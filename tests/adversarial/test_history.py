@@ -219,3 +219,17 @@ def test_huge_change_set_with_one_path_outside(gated: Repo) -> None:
     doc = report(gated, "check", "--range", f"{base}..HEAD")
     assert [(f["code"], f["path"]) for f in doc["findings"]] == [("HG101", "secret/needle")]
     assert doc["data"]["changes"] == 5000
+
+
+def test_crafted_shallow_file_cannot_cut_a_commit_loose(repo: Repo) -> None:
+    """`.git/shallow` written by hand (a graft that only removes parents) turns the tip into
+    a "root" whose deletion of other.py would vanish: HG905, never a pass."""
+    setup_gated(repo, WIDE)
+    base = rev(repo, "HEAD")
+    repo.git("rm", "-q", "other.py")
+    tip = commit(repo, "delete other.py")
+    assert check(repo, "--range", f"{base}..{tip}") == (1, [("HG101", "other.py")])
+    (repo.path / ".git" / "shallow").write_text(f"{tip}\n")
+    assert repo.git("rev-list", "--parents", "-n", "1", tip).split() == [tip.encode()]  # git is fooled
+    doc = report(repo, "check", "--range", f"{base}..{tip}")
+    assert (doc["exit_code"], error_code(doc)) == (2, "HG905"), doc
