@@ -117,11 +117,16 @@ def test_git_lfs_standard_driver_is_kept(repo: Repo, tmp_path: Path, monkeypatch
     repo.write(".git/info/attributes", "*.bin filter=lfs\n")
     repo.write("src/big.bin", "x" * 1000)
     fingerprint = report(repo, "fingerprint")["data"]["tree"]
+    assert report(repo, "verify")["exit_code"] == 0
     repo.git("add", "-A")
     assert repo.git("show", ":src/big.bin") == b"pointer 1000\n"
     assert fingerprint == report(repo, "fingerprint", "index")["data"]["tree"]
+    assert check(repo, "--stage", "pre-push", "--staged") == (0, [])  # the evidence speaks of the pointer
     repo.git("config", "filter.lfs.clean", "git-lfs clean -- %f; true")  # not the standard command
     assert report(repo, "fingerprint")["data"]["tree"] != fingerprint
+    assert report(repo, "verify")["exit_code"] == 0
+    repo.git("add", "-A")
+    assert check(repo, "--stage", "pre-push", "--staged") == (1, [("HG302", f"{FOLDER}/evidence.jsonl")])
 
 
 # -- hostile configuration and environment -------------------------------------------------
