@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -108,6 +109,9 @@ def _lint_plan(snap: snapshot.Snapshot, plan_id: str) -> list[Finding]:
 
 def _lint_standalone(name: str, path: Path, cfg: config_mod.Config) -> list[Finding]:
     try:
+        # Opening a FIFO (or a device) would wait for a writer, or read forever.
+        if not stat.S_ISREG(path.stat().st_mode):
+            return [finding("HG516", name, "not a regular file")]
         data = snapshot.read_capped(path, snapshot.cap_for(name, cfg))
     except OSError as exc:
         return [finding("HG516", name, f"cannot read: {exc.strerror or exc}")]

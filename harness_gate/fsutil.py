@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -51,6 +52,17 @@ def _locked(directory: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
+def _refuse_special(path: Path) -> None:
+    """A log is a regular file or nothing: opening a FIFO in its place would wait forever
+    for a writer, and a symlink would be replaced by a copy of whatever it points at."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{path} is not a regular file; refusing to append")
+
+
 def append_line_atomic(path: Path, line: bytes) -> None:
     """Append one whole line: the old file plus the line, swapped in by rename."""
     if not line.endswith(b"\n") or b"\n" in line[:-1]:
@@ -60,6 +72,7 @@ def append_line_atomic(path: Path, line: bytes) -> None:
         for stale in path.parent.glob(f".{path.name}.*{TMP_SUFFIX}"):
             with contextlib.suppress(OSError):
                 stale.unlink()  # a killed writer's leftover: we hold the lock, it is not live
+        _refuse_special(path)
         if path.exists():
             with path.open("rb") as check:
                 check.seek(0, os.SEEK_END)

@@ -21,7 +21,9 @@ from harness_gate.snapshot import Snapshot
 
 SYMLINK = "120000"
 GITLINK = "160000"
-CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
+# C0 controls and DEL, and the C1 controls U+0080-U+009F as UTF-8 (CSI `\xc2\x9b` starts a
+# terminal escape, NEL `\xc2\x85` breaks lines): all are control characters (HG103).
+CONTROL = re.compile(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]")
 # Protected everywhere in the tree (by file name), at the root, or as a directory prefix.
 PROTECTED_NAMES = (".gitattributes", ".gitignore")
 PROTECTED_ROOT = (

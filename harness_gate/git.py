@@ -1,6 +1,6 @@
 """Every git question harness-gate asks goes through this module.
 
-git runs as a subprocess on hardened plumbing: replace refs off, optional
+git runs as a subprocess on hardened plumbing: replace refs and grafts off, optional
 locks off (the index lock is never taken), NUL-separated output, and any
 non-zero exit is an error rather than an empty answer. GitPython is not used:
 its import alone costs ~90 ms on the hook's start-up path (docs/design.md).
@@ -8,6 +8,7 @@ its import alone costs ~90 ms on the hook's start-up path (docs/design.md).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -39,14 +40,28 @@ _UNTRUSTED_ENV = (
 )  # fmt: skip
 
 
+NO_GRAFTS = str(Path(os.devnull) / "harness-gate-no-grafts")
+
+
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
     for name in _UNTRUSTED_ENV:
         env.pop(name, None)
     env["GIT_OPTIONAL_LOCKS"] = "0"
     env["GIT_TERMINAL_PROMPT"] = "0"
+    # `.git/info/grafts` rewrites parents like a replace ref, but `--no-replace-objects`
+    # does not turn it off: a graft making the base a child of the tip empties a range.
+    # A graft file that cannot exist (ENOTDIR: git reads it silently as none) disables it.
+    env["GIT_GRAFT_FILE"] = NO_GRAFTS
     env["LC_ALL"] = "C"
     return env
+
+
+class GitNotRunnable(GitError):
+    """git itself could not be started (not installed, not on PATH)."""
+
+    def __init__(self, exc: OSError) -> None:
+        super().__init__(f"cannot run git: {exc}", "Install git and make sure it is on PATH.")
 
 
 def run(
@@ -59,7 +74,7 @@ def run(
             argv, cwd=cwd, input=stdin, capture_output=True, env={**_env(), **(env or {})}, check=False
         )
     except OSError as exc:
-        raise GitError(f"cannot run git: {exc}", "Install git and make sure it is on PATH.") from None
+        raise GitNotRunnable(exc) from None
     if proc.returncode != 0:
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         detail = err[-1] if err else f"exit code {proc.returncode}"
@@ -78,6 +93,8 @@ def locate(cwd: Path | str) -> Location:
     """The work tree's top level and harness-gate's paths in the git directory, at once."""
     try:
         out = run(["rev-parse", "--show-toplevel", "--git-path", "harness-gate", "--git-path", "MERGE_HEAD"], cwd=cwd)
+    except GitNotRunnable:
+        raise  # no git at all: saying "not a repository" would send the user the wrong way
     except GitError:
         raise HarnessGateError(
             "HG901", f"{Path(cwd).resolve()} is not inside a git work tree", "Run `git init` or cd into a repository."
@@ -112,9 +129,17 @@ class Blob:
     oid: str
 
 
+def _terminated(out: bytes, what: str) -> bytes:
+    """`-z` output ends with a NUL. Without it the last name was cut short (`src/x.pyc`
+    read as `src/x.py`), even when git exited 0: an error, never a shorter path."""
+    if out and not out.endswith(b"\0"):
+        raise GitError(f"truncated {what} output (no final NUL)")
+    return out
+
+
 def _parse_entries(raw: bytes, *, staged: bool) -> list[Blob]:
     out = []
-    for rec in raw.split(b"\0"):
+    for rec in _terminated(raw, "ls-files/ls-tree").split(b"\0"):
         if not rec:
             continue
         meta, _, name = rec.partition(b"\t")
@@ -129,6 +154,7 @@ def _parse_entries(raw: bytes, *, staged: bool) -> list[Blob]:
 
 def index_entries(root: Path, *prefixes: str) -> list[Blob]:
     """Entries of the index (honouring GIT_INDEX_FILE) below the given prefixes."""
+    verify_index(root)
     raw = run(["ls-files", "--stage", "-z", "--", *(f":(literal){p}" for p in prefixes)], cwd=root)
     return _parse_entries(raw, staged=True)
 
@@ -191,9 +217,10 @@ def status_paths(root: Path, prefix: str) -> list[str]:
     raw = run(
         ["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", f":(literal){prefix}"],
         cwd=root,
+        env=_filters_off(root),  # status compares racily clean files through their filter
     )
     out = []
-    for rec in raw.split(b"\0"):
+    for rec in _terminated(raw, "status").split(b"\0"):
         if rec[:2] == b"??" or (len(rec) > 3 and rec[1:2] != b" "):
             out.append(os.fsdecode(rec[3:]))
     return out
@@ -253,7 +280,7 @@ def _parse_meta(meta: bytes, path: bytes) -> Change:
 
 def parse_raw(out: bytes) -> list[Change]:
     """Parse `--raw -z` output of diff-index / diff-tree without commit headers."""
-    tokens = out.split(b"\0")
+    tokens = _terminated(out, "raw diff").split(b"\0")
     if tokens and tokens[-1] == b"":
         tokens.pop()
     if len(tokens) % 2:
@@ -272,6 +299,7 @@ def head(root: Path) -> str | None:
 
 def staged_changes(root: Path, base: str) -> list[Change]:
     """The index (GIT_INDEX_FILE honoured) against `base`: what the commit will record."""
+    verify_index(root)
     return parse_raw(run(["diff-index", "--cached", *DIFF_FLAGS, base, "--"], cwd=root))
 
 
@@ -301,12 +329,15 @@ def commits(root: Path, include: str, exclude: Sequence[str], *, not_remote: str
         order.append((oid, tuple(parents)))
     if not order:
         return []
+    for oid, parent_ids in order:
+        if not parent_ids:
+            _refuse_cut_history(root, oid)
     out = run(
         ["diff-tree", "--stdin", "--always", "--root", "-c", *DIFF_FLAGS],
         cwd=root,
         stdin=("\n".join(oid for oid, _ in order) + "\n").encode(),
     )
-    tokens = out.split(b"\0")
+    tokens = _terminated(out, "diff-tree").split(b"\0")
     if tokens and tokens[-1] == b"":
         tokens.pop()
     found: dict[str, list[Change]] = {}
@@ -328,6 +359,16 @@ def commits(root: Path, include: str, exclude: Sequence[str], *, not_remote: str
     return [Commit(oid, parents, tuple(found[oid])) for oid, parents in order]
 
 
+def _refuse_cut_history(root: Path, oid: str) -> None:
+    """A commit that looks like a root but whose object names parents: a shallow clone
+    cut its history. Judged as a root commit it would be compared with the empty tree,
+    and whatever it deleted or rewrote (an approved plan, a log) would vanish."""
+    raw = run(["cat-file", "commit", oid], cwd=root)
+    header = raw.split(b"\n\n", 1)[0]
+    if any(line.startswith(b"parent ") for line in header.split(b"\n")):
+        raise HarnessGateError("HG905", f"the parents of commit {oid[:12]} are not in this shallow clone")
+
+
 def merge_base(root: Path, a: str, b: str) -> str | None:
     proc_out = run_status(["merge-base", a, b], cwd=root)
     if proc_out is None:
@@ -341,7 +382,7 @@ def run_status(args: Sequence[str], *, cwd: Path) -> bytes | None:
     try:
         proc = subprocess.run(argv, cwd=cwd, capture_output=True, env=_env(), check=False)
     except OSError as exc:
-        raise GitError(f"cannot run git: {exc}") from None
+        raise GitNotRunnable(exc) from None
     if proc.returncode == 1 and not proc.stderr.strip():
         return None
     if proc.returncode != 0:
@@ -379,6 +420,38 @@ def index_file(root: Path) -> Path:
     return out if out.is_absolute() else root / out
 
 
+_VERIFIED: set[tuple[str, int, int, int]] = set()
+
+
+def verify_index(root: Path) -> None:
+    """Refuse an index whose trailing checksum does not match its content.
+
+    git does not check it when it reads the index (only `git fsck` does): a damaged
+    byte in a name makes git report another path, and a truncated index is read past
+    its end as entries with empty names. A missing index is an empty one; a zero
+    trailer is `index.skipHash`. Checked once per index file state and process."""
+    path = index_file(root)
+    try:
+        st = path.stat()
+        if (str(path), st.st_size, st.st_mtime_ns, st.st_ino) in _VERIFIED:
+            return
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise GitError(f"cannot read the index {path}: {exc.strerror or exc}") from None
+    if data[:4] != b"DIRC" or not any(
+        len(data) >= 12 + size
+        and (data[-size:] == bytes(size) or hashlib.new(algo, data[:-size]).digest() == data[-size:])
+        for algo, size in (("sha1", 20), ("sha256", 32))
+    ):
+        raise GitError(
+            f"the index {path} is corrupt: its checksum does not match its content",
+            "Rebuild it from HEAD (`git read-tree HEAD`; the files on disk stay as they are), then stage again.",
+        )
+    _VERIFIED.add((str(path), st.st_size, st.st_mtime_ns, st.st_ino))
+
+
 def commit_tree(root: Path, rev: str) -> str:
     return run(["rev-parse", "--verify", "--end-of-options", f"{rev}^{{tree}}"], cwd=root).decode().strip()
 
@@ -397,17 +470,65 @@ def _with_index_copy(root: Path, work: Callable[[dict[str, str]], str]) -> str:
 
 def index_tree(root: Path) -> str:
     """The tree the index would commit (GIT_INDEX_FILE honoured)."""
-    return _with_index_copy(root, lambda env: run(["write-tree"], cwd=root, env=env).decode().strip())
+    # Writing an index re-reads racily clean files through their filter: none runs here.
+    no_filters = _filters_off(root)
+    return _with_index_copy(root, lambda env: run(["write-tree"], cwd=root, env={**env, **no_filters}).decode().strip())
+
+
+# Git LFS's own driver, exactly as `git lfs install` configures it: its clean step turns
+# a large file into the pointer git commits, and a repository that uses LFS has no other
+# way to commit it. Any other command under the name `lfs` is just another filter.
+LFS_STANDARD = {"clean": "git-lfs clean -- %f", "process": "git-lfs filter-process"}
+
+
+def _filters_off(root: Path) -> dict[str, str]:
+    """Configuration (as GIT_CONFIG_COUNT/KEY/VALUE) that switches off every configured
+    filter driver but Git LFS's standard one.
+
+    A `filter.<name>.clean` (or `.process`) program rewrites what `git add` stages: with it
+    the fingerprint would describe bytes the verified commands never saw, and computing
+    the fingerprint would run whatever program the configuration names. An empty command
+    means "no filter" to git, and `required=false` keeps a missing one from being an error.
+    """
+    out = run_status(["config", "-z", "--get-regexp", r"^filter\."], cwd=root)
+    drivers: dict[str, dict[str, str]] = {}
+    for rec in (out or b"").split(b"\0"):
+        if not rec:
+            continue
+        key, _, value = rec.partition(b"\n")
+        # `filter.<name>.<var>`: the name may hold dots; git lower-cases only the var.
+        name, _, var = os.fsdecode(key)[len("filter.") :].rpartition(".")
+        drivers.setdefault(name, {})[var] = os.fsdecode(value)
+    env: dict[str, str] = {}
+    count = 0
+    for name, settings in sorted(drivers.items()):
+        commands = {k: v for k, v in settings.items() if k in ("clean", "process")}
+        if name == "lfs" and all(LFS_STANDARD[k] == v for k, v in commands.items()):
+            continue
+        for var, off in (("clean", ""), ("process", ""), ("required", "false")):
+            env[f"GIT_CONFIG_KEY_{count}"] = f"filter.{name}.{var}"
+            env[f"GIT_CONFIG_VALUE_{count}"] = off
+            count += 1
+    if count:
+        env["GIT_CONFIG_COUNT"] = str(count)
+    return env
 
 
 def worktree_tree(root: Path, exclude: str | None = None) -> str:
     """The tree of the work tree: tracked files as they are on disk, plus untracked files
-    that are not ignored, exactly as `git add -A` would stage them. `exclude` (a
-    directory) is left as the index has it: its files are not even read."""
+    that are not ignored, as `git add -A` would stage them with every filter driver off
+    (Git LFS's standard one aside, see `_filters_off`). `exclude` (a directory) is left as
+    the index has it: its files are not even read."""
+    no_filters = _filters_off(root)
 
     def work(env: dict[str, str]) -> str:
+        env = {**env, **no_filters}
         spec = [":/", f":(top,exclude,literal){exclude}"] if exclude else [":/"]
         run(["add", "-A", "--", *spec], cwd=root, env=env)
+        if no_filters:
+            # A file staged through its filter keeps the filtered blob while its stat data
+            # matches the index entry: re-read every tracked file, with the filters off.
+            run(["add", "--renormalize", "--", *spec], cwd=root, env=env)
         return run(["write-tree"], cwd=root, env=env).decode().strip()
 
     return _with_index_copy(root, work)
@@ -417,7 +538,7 @@ def hidden_edits(root: Path) -> list[str]:
     """Index entries git is told not to look at (assume-unchanged, skip-worktree)."""
     out = run(["ls-files", "-v", "-z"], cwd=root)
     hidden = []
-    for rec in out.split(b"\0"):
+    for rec in _terminated(out, "ls-files").split(b"\0"):
         if len(rec) > 2 and (rec[:1].islower() or rec[:1] == b"S"):
             hidden.append(os.fsdecode(rec[2:]))
     return hidden
@@ -428,7 +549,7 @@ def tree_without(root: Path, tree: str, parts: Sequence[str]) -> str:
     if not parts:
         return tree
     listing = run(["ls-tree", "-z", "--full-tree", tree], cwd=root)
-    entries = [e for e in listing.split(b"\0") if e]
+    entries = [e for e in _terminated(listing, "ls-tree").split(b"\0") if e]
     name = os.fsencode(parts[0])
     out = []
     for entry in entries:
@@ -453,12 +574,13 @@ def changed_paths(root: Path, old_tree: str, new_tree: str, limit: int) -> list[
         ["diff-tree", "-r", "-z", "--name-only", "--no-renames", "--ignore-submodules=none", old_tree, new_tree],
         cwd=root,
     )
-    return [os.fsdecode(p) for p in out.split(b"\0") if p][:limit]
+    return [os.fsdecode(p) for p in _terminated(out, "diff-tree").split(b"\0") if p][:limit]
 
 
 def symlinks(root: Path, rev: str | None) -> dict[bytes, str]:
     """Every symlink of a state (the index when rev is None): path -> blob id."""
     if rev is None:
+        verify_index(root)
         raw = run(["ls-files", "--stage", "-z"], cwd=root)
         entries = _parse_entries(raw, staged=True)
     else:
@@ -479,7 +601,7 @@ def merge_dropped(root: Path, parents: Sequence[str], result: str | None) -> lis
             ["diff-tree", "-r", "-z", "--name-only", "--no-renames", "--ignore-submodules=none", base, parent, "--"],
             cwd=root,
         )
-        touched = {p for p in theirs.split(b"\0") if p}
+        touched = {p for p in _terminated(theirs, "diff-tree").split(b"\0") if p}
         if not touched:
             continue
         if result is None:
@@ -499,9 +621,13 @@ def remote_has_branches(root: Path, remote: str) -> bool:
 
 def dirty_submodules(root: Path) -> list[str]:
     """Submodules whose work tree holds changes their recorded commit does not."""
-    out = run(["status", "--porcelain=v2", "-z", "--ignore-submodules=none", "--untracked-files=all"], cwd=root)
+    out = run(
+        ["status", "--porcelain=v2", "-z", "--ignore-submodules=none", "--untracked-files=all"],
+        cwd=root,
+        env=_filters_off(root),  # status compares racily clean files through their filter
+    )
     dirty = []
-    for rec in out.split(b"\0"):
+    for rec in _terminated(out, "status").split(b"\0"):
         fields = rec.split(b" ")
         # `1 XY S<c><m><u> ...`: m = tracked changes inside, u = untracked files inside
         if len(fields) > 8 and fields[0] in (b"1", b"2") and fields[2][:1] == b"S" and fields[2][2:4] != b"..":

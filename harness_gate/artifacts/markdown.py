@@ -11,6 +11,7 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from harness_gate import jsonstrict
 from harness_gate.findings import Finding, finding
 
 if TYPE_CHECKING:
@@ -64,6 +65,14 @@ def decode(path: str, data: bytes, max_bytes: int = MAX_ARTIFACT_BYTES) -> tuple
     if "\r" in text:
         line = text[: text.index("\r")].count("\n") + 1
         return None, [finding("HG510", path, "CR line ends (CRLF); artifacts use LF only", line=line)]
+    # An approver reads the rendered text, an agent follows the bytes: a bidirectional
+    # override, a zero-width character or a terminal escape makes the two differ.
+    hidden = jsonstrict.UNSAFE_TEXT_CHARS.search(text)
+    if hidden is not None:
+        line = text[: hidden.start()].count("\n") + 1
+        what = f"U+{ord(hidden.group()):04X}"
+        message = f"{what}: control, zero-width or bidirectional-override characters are not allowed"
+        return None, [finding("HG510", path, message, line=line)]
     return text, []
 
 

@@ -71,11 +71,32 @@ def parse_artifact(
         values[spec.title] = value
     if kind.gate and doc.sections and doc.sections[-1].title != "Approval":
         found.append(finding("HG513", path, f"the artifact must end with the gate line `{kind.gate}`"))
+    found.extend(_stray_gates(path, kind, text))
     if not found:
         found.extend(_semantics(path, kind, values, lines))
     if found:
         return None, found
     return Artifact(kind, path, sha256_hex(data), values, lines), []
+
+
+GATES = tuple(sorted({k.gate for k in KINDS.values() if k.gate}))
+
+
+def _stray_gates(path: str, kind: KindSpec, text: str) -> list[Finding]:
+    """A gate question anywhere but the artifact's last line: it invites a `y` before the
+    approver has read what follows (the Write Boundary, say), in prose, a comment or a code
+    span alike. Compared on raw lines with whitespace runs (a no-break space too) folded."""
+    lines = text.split("\n")
+    last = max((n for n, line in enumerate(lines, start=1) if line.strip()), default=0)
+    out = []
+    for n, line in enumerate(lines, start=1):
+        folded = " ".join(line.split())
+        if not any(gate in folded for gate in GATES):
+            continue
+        if kind.gate and n == last and line == kind.gate:
+            continue  # the Approval section's own line (checked exactly on its own)
+        out.append(finding("HG513", path, "a gate question appears before the artifact's last line", line=n))
+    return out
 
 
 def _check_order(path: str, kind: KindSpec, doc: markdown.Document) -> list[Finding]:
