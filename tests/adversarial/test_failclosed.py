@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -310,7 +311,10 @@ def test_unknown_schema_in_an_approval_record(gated: Repo) -> None:
     gated.new_plan("p2", ("src/**",))
     gated.approve()
     log = gated.path / "harness/plans/p2/approvals.jsonl"
-    log.write_bytes(log.read_bytes().replace(b"harness-gate.approval/v1", b"harness-gate.approval/v9"))
+    before = log.read_bytes()
+    after = re.sub(rb"harness-gate\.approval/v[0-9]+", b"harness-gate.approval/v9", before)
+    assert after != before
+    log.write_bytes(after)
     gated.write("src/a.py", "a = 2\n")
     gated.git("add", "-A")
     plan = "harness/plans/p2/plan.md"
