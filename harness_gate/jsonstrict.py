@@ -11,8 +11,9 @@ import re
 from typing import Any
 
 # C0/C1 controls (terminal escapes among them), bidirectional overrides (text that
-# reads differently than it is stored) and lone surrogates (unencodable).
-_UNSAFE = "\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff"
+# reads differently than it is stored) and lone surrogates (unencodable). The bidi set is
+# Unicode's whole Bidi_Control property: U+061C ARABIC LETTER MARK is one of them too.
+_UNSAFE = "\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff"
 UNSAFE_CHARS = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_UNSAFE}]")
 # The same, but newlines and tabs are allowed: captured command output.
 UNSAFE_TEXT_CHARS = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_UNSAFE}]")
