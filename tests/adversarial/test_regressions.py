@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
-from harness_gate import approvals, boundary, jsonstrict, templates
+from harness_gate import approvals, boundary, config, evidence, jsonstrict, schema, templates
 from harness_gate.artifacts.parse import parse_artifact
+from harness_gate.errors import ConfigError
 
 PLAN = templates.plan(
     objective="Fix it",
@@ -34,3 +38,37 @@ def test_arabic_letter_mark_is_a_bidi_control_everywhere() -> None:
     assert not approvals.valid_approver(f"{alm}Ada")
     assert _codes(PLAN.replace("make docs", f"make{alm} docs")) == ["HG514"]
     assert _codes(PLAN.replace("- `src/**`", f"- `src/{alm}**`")) == ["HG205"]
+
+
+def _evidence(**overrides: Any) -> str:
+    fields: dict[str, Any] = {
+        "command_id": "tests",
+        "command": "pytest -q",
+        "exit_code": 0,
+        "status": "PASS",
+        "key_output": "ok",
+        "duration_ms": 1,
+        "tree": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        "plan_sha256": "a" * 64,
+        "policy": "b" * 64,
+    }
+    fields.update(overrides)
+    return evidence.record_line(**fields)
+
+
+@pytest.mark.parametrize(("field", "value"), [("command_id", "tests"), ("command", "pytest -q"), ("tree", "0" * 40)])
+def test_schema_patterns_end_at_the_end_of_the_string(field: str, value: str) -> None:
+    """JSON Schema's `$` is ECMA's: Python's also matched before a final newline, so
+    `"tests\\n"` passed `^[a-z0-9][a-z0-9._-]{0,63}$` in evidence records (whose strings may
+    hold newlines) and `artifacts_dir = "harness\\n"` passed the config schema."""
+    line = _evidence(**{field: value})
+    bad = line.replace(json.dumps(value), json.dumps(value + "\n"))
+    assert bad != line
+    rec, why = evidence.parse_line(bad.rstrip("\n").encode(), 1)
+    assert rec is None
+    assert "does not match" in why
+    with pytest.raises(ValueError, match="does not match"):
+        _evidence(**{field: value + "\n"})
+    with pytest.raises(ConfigError, match="does not match"):
+        config.parse(b'artifacts_dir = "harness\\n"\n', None)
+    assert schema.errors("config", {"artifacts_dir": "harness"}) == []
