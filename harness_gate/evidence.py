@@ -119,6 +119,15 @@ def parse_line(raw: bytes, number: int) -> tuple[Record | None, str]:
         return None, "status PASS with a non-zero exit code"
     if obj["status"] == "TIMEOUT" and obj["exit_code"] is not None:
         return None, "status TIMEOUT carries no exit code"
+    if obj["status"] == "FAIL" and obj["exit_code"] in (0, None):
+        # docs/evidence.md: FAIL is "any other exit code" than PASS's 0; the writer
+        # records a tree-changing command that exited 0 as FAIL with exit code 1.
+        return None, "status FAIL needs a non-zero exit code"
+    try:
+        # The schema checks the shape only: "2026-13-45T25:61:61Z" is no time at all.
+        dt.datetime.strptime(obj["timestamp"], "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return None, f"timestamp {obj['timestamp']!r} is not a real UTC time"
     if list(obj) != KEY_ORDER or jsonstrict.dumps_canonical(obj) != text:
         return None, "not in canonical form (extra characters, spacing or key order)"
     fields = {k: obj[k] for k in KEY_ORDER[1:]}

@@ -72,3 +72,33 @@ def test_schema_patterns_end_at_the_end_of_the_string(field: str, value: str) ->
     with pytest.raises(ConfigError, match="does not match"):
         config.parse(b'artifacts_dir = "harness\\n"\n', None)
     assert schema.errors("config", {"artifacts_dir": "harness"}) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"status": "FAIL", "exit_code": None}, "non-zero exit code"),
+        ({"status": "FAIL", "exit_code": 0}, "non-zero exit code"),
+    ],
+)
+def test_a_fail_record_carries_a_non_zero_exit_code(change: dict[str, Any], why: str) -> None:
+    """docs/evidence.md: FAIL is "any other exit code" than 0; FAIL with null or 0 was accepted."""
+    with pytest.raises(ValueError, match=why):
+        _evidence(**change)
+    line = _evidence(status="FAIL", exit_code=2).replace(
+        '"exit_code":2', f'"exit_code":{json.dumps(change["exit_code"])}'
+    )
+    rec, found = evidence.parse_line(line.rstrip("\n").encode(), 1)
+    assert rec is None
+    assert why in found
+    assert evidence.parse_line(_evidence(status="FAIL", exit_code=127).rstrip("\n").encode(), 1)[0] is not None
+
+
+@pytest.mark.parametrize("stamp", ["2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z", "2026-01-01T24:00:00Z"])
+def test_an_evidence_timestamp_is_a_real_time(stamp: str) -> None:
+    """Approvals checked that approved_at is a real UTC time; evidence accepted any digits."""
+    line = _evidence().rstrip("\n")
+    bad = line.replace(json.loads(line)["timestamp"], stamp)
+    rec, why = evidence.parse_line(bad.encode(), 1)
+    assert rec is None
+    assert "not a real UTC time" in why
