@@ -102,3 +102,66 @@ def test_an_evidence_timestamp_is_a_real_time(stamp: str) -> None:
     rec, why = evidence.parse_line(bad.encode(), 1)
     assert rec is None
     assert "not a real UTC time" in why
+
+
+PAUSE_CHOICES = "## Choices\n\n- Repair Resume\n- Plan Amendment\n- Cancel\n"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('```json\n{\n  "verification', '```json\x1f\n{\n  "verification'),  # a control after the info
+        ('```json\n{\n  "verification', '```\u00a0json\n{\n  "verification'),  # NBSP before it
+        ("- `make docs`", "None\u00a0"),  # a Unicode space around `None`
+        ("- `make docs`", "\u3000None"),
+        ("- `make docs`", "None\x0b"),
+        ("- `src/**`", "- `src/**`\u2028"),  # ... or around an item
+        ("- `src/**`", "- \u3000`src/**`"),
+        ("- `src/**`", "- \x0c`src/**`"),
+        ("- `make docs`", "- `make\ndocs`"),  # a code span over a line break reads `make docs`
+        ("- `src/**`", "- `src/\n**`"),  # ... and the pattern `src/ **`
+    ],
+)
+def test_structure_lines_allow_only_spaces_and_tabs_as_layout(old: str, new: str) -> None:
+    """markdown-it trims Unicode spaces (and Python's strip() controls such as U+001F) around
+    paragraphs, items and info strings; the reader accepted those bytes as if absent."""
+    assert old in PLAN
+    assert _codes(PLAN.replace(old, new, 1)) == ["HG514"]
+
+
+@pytest.mark.parametrize("new", ["- Cancel\u00a0", "- \u00a0Cancel", "- Cancel\x0b"])
+def test_choices_allow_only_spaces_and_tabs_as_layout(new: str) -> None:
+    pause = templates.pause(
+        binding={"plan_sha256": "a" * 64, "amendment_sha256": None},
+        pause={
+            "state": "paused_blocked",
+            "reason": "r",
+            "completed_rounds": 0,
+            "remaining_findings": [],
+            "verification_trend": "unavailable",
+            "latest_diff": "0" * 40,
+            "latest_verification": "b" * 64,
+        },
+    )
+    assert pause.endswith(PAUSE_CHOICES)
+    art, found = parse_artifact("001-pause.md", pause.replace("- Cancel", new).encode())
+    assert art is None
+    assert [f.code for f in found] == ["HG514"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('```json\n{\n  "verification', '~~~~ json \n{\n  "verification'),
+        ("- `make docs`", "  None\t"),
+        ("- `src/**`", "  *\t`src/**`  "),
+    ],
+)
+def test_spaces_and_tabs_stay_layout(old: str, new: str) -> None:
+    if new.startswith("~~~~"):
+        plan = PLAN.replace(old, new, 1)
+        head, _, rest = plan.partition(new)
+        plan = head + new + rest.replace("\n```\n", "\n~~~~\n", 1)
+    else:
+        plan = PLAN.replace(old, new, 1)
+    assert _codes(plan) == []
