@@ -165,3 +165,21 @@ def test_spaces_and_tabs_stay_layout(old: str, new: str) -> None:
     else:
         plan = PLAN.replace(old, new, 1)
     assert _codes(plan) == []
+
+
+@pytest.mark.parametrize("command", [" x ", " ` ", "  y  z ", "` x `"])
+def test_templates_write_code_spans_that_read_back(command: str) -> None:
+    """CommonMark strips one space from each end of `` ` x ` ``: the writer rendered the
+    unmodeled command " x " as a span the reader reads as "x"."""
+    plan = templates.plan(
+        objective="o",
+        acceptance=["a"],
+        scope="s",
+        boundary=["src/**"],
+        commands=[{"id": "t", "command": "c", "timeout_seconds": 1}],
+        kind="tdd",
+        unmodeled=[command],
+    )
+    art, found = parse_artifact("plan.md", plan.encode())
+    assert art is not None, found
+    assert art.value("Unmodeled Commands") == (command,)
