@@ -56,7 +56,9 @@ def validate(pattern: str, artifacts_dir: str) -> None:
         raise PatternError("`!` negation is not supported; a boundary only grants")
     if pattern.startswith(":"):
         raise PatternError("pathspec magic (`:`) is not allowed; the dialect is fixed")
-    parts = pattern.rstrip("/").split("/") if pattern != "/" else [""]
+    # One trailing `/` is allowed (`src/app/`); stripping them all let `src//` through as
+    # `src/`, a second spelling with an empty segment (docs: `a//b` is invalid).
+    parts = pattern.removesuffix("/").split("/") if pattern != "/" else [""]
     if pattern == ".":
         raise PatternError("`.` is the whole repository, which is no boundary")
     if pattern.startswith("./"):

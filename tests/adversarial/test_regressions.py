@@ -183,3 +183,11 @@ def test_templates_write_code_spans_that_read_back(command: str) -> None:
     art, found = parse_artifact("plan.md", plan.encode())
     assert art is not None, found
     assert art.value("Unmodeled Commands") == (command,)
+
+
+@pytest.mark.parametrize("pattern", ["a//", "src/x//", "src///"])
+def test_a_pattern_ending_in_two_slashes_has_an_empty_segment(pattern: str) -> None:
+    """Only one trailing `/` is allowed; `validate` stripped them all and accepted `a//`."""
+    with pytest.raises(boundary.PatternError, match="empty path segment"):
+        boundary.validate(pattern, "harness")
+    boundary.validate(pattern.rstrip("/") + "/", "harness")
