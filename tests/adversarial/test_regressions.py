@@ -191,3 +191,18 @@ def test_a_pattern_ending_in_two_slashes_has_an_empty_segment(pattern: str) -> N
     with pytest.raises(boundary.PatternError, match="empty path segment"):
         boundary.validate(pattern, "harness")
     boundary.validate(pattern.rstrip("/") + "/", "harness")
+
+
+@pytest.mark.parametrize("pattern", ["[Z-a]", "[Z-a]/x", "[B-a]", "?**", "**a", "h**s", "*s**"])
+def test_patterns_that_do_not_name_the_artifacts_root_stay_valid(pattern: str) -> None:
+    """`[Z-a]` was rejected as the reversed range `z-a` (the root check case-folded the
+    pattern), and `?**`, `**a`, `h**s` as naming the root, although their stars act as a
+    single `*` in git and cover single top-level names only."""
+    boundary.validate(pattern, "harness")
+    assert not boundary.Boundary.compile([pattern]).matches(b"harness/active")
+
+
+@pytest.mark.parametrize("pattern", ["harness**", "h**", "h**/x", "?**/x", "[Z-i]arness/x", "HARNESS/x", "[b-a]"])
+def test_patterns_that_name_the_artifacts_root_stay_invalid(pattern: str) -> None:
+    with pytest.raises(boundary.PatternError):
+        boundary.validate(pattern, "harness")
