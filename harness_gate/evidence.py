@@ -136,12 +136,15 @@ def parse_line(raw: bytes, number: int) -> tuple[Record | None, str]:
 
 def _lines_from_end(data: bytes) -> Iterator[tuple[int, bytes]]:
     """(offset, line) from the last line backwards, without splitting the whole log."""
-    end = len(data)
-    if end and data[end - 1 : end] == b"\n":
-        end -= 1
-    while end > 0:
+    if not data:
+        return
+    end = len(data) - 1 if data.endswith(b"\n") else len(data)
+    while True:
         start = data.rfind(b"\n", 0, end) + 1
         yield start, data[start:end]
+        if start == 0:
+            # The first line too, even when it is empty (`end` > 0 stopped before it).
+            return
         end = start - 1
 
 
@@ -199,7 +202,7 @@ def lines_from_file_end(path: Path, chunk: int = 1 << 16) -> Iterator[bytes]:
                 if lines and lines[-1] == b"":
                     lines.pop()
             yield from reversed(lines)
-        if rest:
+        if not first:  # the first line of a non-empty file, even when it is empty
             yield rest
 
 

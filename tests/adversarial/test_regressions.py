@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -206,3 +207,18 @@ def test_patterns_that_do_not_name_the_artifacts_root_stay_valid(pattern: str) -
 def test_patterns_that_name_the_artifacts_root_stay_invalid(pattern: str) -> None:
     with pytest.raises(boundary.PatternError):
         boundary.validate(pattern, "harness")
+
+
+def test_reading_evidence_from_the_end_meets_an_empty_first_line(tmp_path: Path) -> None:
+    """`newest` and `newest_in_file` stopped before an empty first line, so a walk over the
+    whole log (no wanted record found) did not report it, while `validate` did."""
+    data = b"\n" + _evidence().encode()
+    log = tmp_path / "evidence.jsonl"
+    log.write_bytes(data)
+    assert [f.line for f in evidence.validate("e", data)] == [1]
+    for found, problems in (evidence.newest("e", data, ["lint"]), evidence.newest_in_file("e", log, ["lint"])):
+        assert found == {}
+        assert [f.message for f in problems] == ["invalid JSON: Expecting value at line 1 column 1"]
+    log.write_bytes(b"\n")
+    assert list(evidence.lines_from_file_end(log)) == [b""]
+    assert list(evidence.lines_from_file_end(log, 1)) == [b""]
