@@ -44,6 +44,14 @@ def _float(text: str) -> Any:
     raise StrictJSONError(f"non-integer number {text[:20]} is not allowed")
 
 
+def _int(text: str) -> int:
+    # `-0` is a second spelling of 0: the same reasoning as for 3.0 above. (JSON itself
+    # already rules out `+1` and leading zeros.)
+    if text == "-0":
+        raise StrictJSONError("-0 is not allowed; write 0")
+    return int(text)
+
+
 def _check_strings(value: Any, *, text_ok: bool = False) -> None:
     stack = [value]
     while stack:
@@ -65,7 +73,7 @@ def loads(text: str, *, text_ok: bool = False) -> Any:
 
     `text_ok` lets strings hold newlines and tabs (captured command output)."""
     try:
-        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float)
+        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float, parse_int=_int)
     except StrictJSONError:
         raise
     except json.JSONDecodeError as exc:

@@ -222,3 +222,26 @@ def test_reading_evidence_from_the_end_meets_an_empty_first_line(tmp_path: Path)
     log.write_bytes(b"\n")
     assert list(evidence.lines_from_file_end(log)) == [b""]
     assert list(evidence.lines_from_file_end(log, 1)) == [b""]
+
+
+def test_minus_zero_is_not_an_integer_spelling() -> None:
+    """Artifact JSON rejects 3.0 and 6e2 where an integer is meant, but accepted `-0`."""
+    pause = templates.pause(
+        binding={"plan_sha256": "a" * 64, "amendment_sha256": None},
+        pause={
+            "state": "paused_blocked",
+            "reason": "r",
+            "completed_rounds": 0,
+            "remaining_findings": [],
+            "verification_trend": "unavailable",
+            "latest_diff": "0" * 40,
+            "latest_verification": "b" * 64,
+        },
+    )
+    assert parse_artifact("001-pause.md", pause.encode())[0] is not None
+    art, found = parse_artifact(
+        "001-pause.md", pause.replace('"completed_rounds": 0', '"completed_rounds": -0').encode()
+    )
+    assert art is None
+    assert [(f.code, "-0" in f.message) for f in found] == [("HG507", True)]
+    assert jsonstrict.loads('{"a": [0, -1, 10]}') == {"a": [0, -1, 10]}
