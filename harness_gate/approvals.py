@@ -115,13 +115,13 @@ def parse(path: str, data: bytes) -> tuple[list[Approval], list[Finding]]:
     last_seq: dict[tuple[str, str], int] = {}
     if len(data) > MAX_LOG_BYTES:
         return [], [finding("HG512", path, f"{len(data)} bytes is over the {MAX_LOG_BYTES} byte cap")]
+    # A last line without its newline is unfinished (a torn write): a finding, never a record.
+    lines = data.split(b"\n")[:-1]
     if data and not data.endswith(b"\n"):
         problems.append(
             finding("HG204", path, "the last record is not terminated by a newline", line=data.count(b"\n") + 1)
         )
-    for n, raw in enumerate(data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n"), start=1):
-        if not data:
-            break
+    for n, raw in enumerate(lines, start=1):
         rec, why = _parse_line(raw)
         if rec is None:
             problems.append(finding("HG204", path, why, line=n))

@@ -56,7 +56,9 @@ def validate(pattern: str, artifacts_dir: str) -> None:
         raise PatternError("`!` negation is not supported; a boundary only grants")
     if pattern.startswith(":"):
         raise PatternError("pathspec magic (`:`) is not allowed; the dialect is fixed")
-    parts = pattern.rstrip("/").split("/") if pattern != "/" else [""]
+    # One trailing `/` is allowed (`src/app/`); stripping them all let `src//` through as
+    # `src/`, a second spelling with an empty segment (docs: `a//b` is invalid).
+    parts = pattern.removesuffix("/").split("/") if pattern != "/" else [""]
     if pattern == ".":
         raise PatternError("`.` is the whole repository, which is no boundary")
     if pattern.startswith("./"):
@@ -90,16 +92,30 @@ def _reaches(parts: list[str], root: list[str]) -> bool:
             if "**" in part:
                 return specific  # crosses from here: it names the root only if specific
             continue
-        if "**" in part:
-            # `harness**`, `h**`: may cross into the root when its start matches
-            head = part.split("**", 1)[0]
-            return _compile(head.casefold().encode() + b"*").fullmatch(name.casefold().encode()) is not None
-        if not _compile(part.casefold().encode()).fullmatch(name.casefold().encode()):
+        head = part.rstrip("*")
+        if len(part) - len(head) >= 2 and not any(has_wildcard(p) for p in (*parts[:i], head)):
+            # `harness**`, `h**`: a run of stars that ends the segment and is the pattern's
+            # first wildcard crosses `/` (git's rule, see _translate), so it may reach into
+            # the root when its start matches. Any other run is a single `*` (`?**`, `**a`,
+            # `h**s` cover single names only) and is compared below like any segment.
+            return _names(head + "*", name)
+        if not _names(part, name):
             return False
         specific = True
     # All root segments matched: it descends into the root, or (wildcard-free) is the
     # root itself and so covers everything below it.
     return specific and (len(parts) > len(root) or not has_wildcard(parts[len(root) - 1]))
+
+
+def _names(part: str, name: str) -> bool:
+    """Whether the segment pattern `part` matches the root's segment `name` in any letter case."""
+    try:
+        regex = _compile(part.casefold().encode())
+    except PatternError:
+        # Folding can reverse a valid range (`[Z-a]` becomes `[z-a]`): compare ASCII letters
+        # case-insensitively instead. A range that is reversed as written still fails here.
+        regex = re.compile(_translate(part.encode()), re.DOTALL | re.IGNORECASE)
+    return regex.fullmatch(name.casefold().encode()) is not None
 
 
 def _check_brackets(pattern: str) -> None:

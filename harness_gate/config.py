@@ -77,4 +77,6 @@ def _load(where: str, data: bytes) -> dict[str, Any]:
         table: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{where}: {exc}") from None
+    except RecursionError:  # thousands of nested arrays: not a configuration
+        raise ConfigError(f"{where}: nested too deeply") from None
     return table

@@ -119,6 +119,15 @@ def parse_line(raw: bytes, number: int) -> tuple[Record | None, str]:
         return None, "status PASS with a non-zero exit code"
     if obj["status"] == "TIMEOUT" and obj["exit_code"] is not None:
         return None, "status TIMEOUT carries no exit code"
+    if obj["status"] == "FAIL" and obj["exit_code"] in (0, None):
+        # docs/evidence.md: FAIL is "any other exit code" than PASS's 0; the writer
+        # records a tree-changing command that exited 0 as FAIL with exit code 1.
+        return None, "status FAIL needs a non-zero exit code"
+    try:
+        # The schema checks the shape only: "2026-13-45T25:61:61Z" is no time at all.
+        dt.datetime.strptime(obj["timestamp"], "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return None, f"timestamp {obj['timestamp']!r} is not a real UTC time"
     if list(obj) != KEY_ORDER or jsonstrict.dumps_canonical(obj) != text:
         return None, "not in canonical form (extra characters, spacing or key order)"
     fields = {k: obj[k] for k in KEY_ORDER[1:]}
@@ -127,12 +136,15 @@ def parse_line(raw: bytes, number: int) -> tuple[Record | None, str]:
 
 def _lines_from_end(data: bytes) -> Iterator[tuple[int, bytes]]:
     """(offset, line) from the last line backwards, without splitting the whole log."""
-    end = len(data)
-    if end and data[end - 1 : end] == b"\n":
-        end -= 1
-    while end > 0:
+    if not data:
+        return
+    end = len(data) - 1 if data.endswith(b"\n") else len(data)
+    while True:
         start = data.rfind(b"\n", 0, end) + 1
         yield start, data[start:end]
+        if start == 0:
+            # The first line too, even when it is empty (`end` > 0 stopped before it).
+            return
         end = start - 1
 
 
@@ -190,7 +202,7 @@ def lines_from_file_end(path: Path, chunk: int = 1 << 16) -> Iterator[bytes]:
                 if lines and lines[-1] == b"":
                     lines.pop()
             yield from reversed(lines)
-        if rest:
+        if not first:  # the first line of a non-empty file, even when it is empty
             yield rest
 
 

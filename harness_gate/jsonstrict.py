@@ -11,8 +11,9 @@ import re
 from typing import Any
 
 # C0/C1 controls (terminal escapes among them), bidirectional overrides (text that
-# reads differently than it is stored) and lone surrogates (unencodable).
-_UNSAFE = "\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff"
+# reads differently than it is stored) and lone surrogates (unencodable). The bidi set is
+# Unicode's whole Bidi_Control property: U+061C ARABIC LETTER MARK is one of them too.
+_UNSAFE = "\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff"
 UNSAFE_CHARS = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_UNSAFE}]")
 # The same, but newlines and tabs are allowed: captured command output.
 UNSAFE_TEXT_CHARS = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_UNSAFE}]")
@@ -43,6 +44,14 @@ def _float(text: str) -> Any:
     raise StrictJSONError(f"non-integer number {text[:20]} is not allowed")
 
 
+def _int(text: str) -> int:
+    # `-0` is a second spelling of 0: the same reasoning as for 3.0 above. (JSON itself
+    # already rules out `+1` and leading zeros.)
+    if text == "-0":
+        raise StrictJSONError("-0 is not allowed; write 0")
+    return int(text)
+
+
 def _check_strings(value: Any, *, text_ok: bool = False) -> None:
     stack = [value]
     while stack:
@@ -64,7 +73,7 @@ def loads(text: str, *, text_ok: bool = False) -> Any:
 
     `text_ok` lets strings hold newlines and tabs (captured command output)."""
     try:
-        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float)
+        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float, parse_int=_int)
     except StrictJSONError:
         raise
     except json.JSONDecodeError as exc:

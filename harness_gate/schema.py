@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import functools
 import json
+import re
+from collections.abc import Iterator
 from importlib import resources
 from typing import Any
 
@@ -19,12 +21,48 @@ def load(name: str) -> dict[str, Any]:
 
 
 @functools.cache
+def _ecma_regex(pattern: str) -> re.Pattern[str]:
+    """A schema `pattern` (ECMA-262) as a Python regex with ECMA's `$`.
+
+    In ECMA-262 (what JSON Schema specifies) `$` matches only at the end of the input;
+    Python's `$` also matches before a final newline, so `"tests\\n"` would pass
+    `^[a-z0-9]+$` (an evidence record's command id, or `artifacts_dir = "harness\\n"`).
+    Every unescaped `$` outside a character class becomes `\\Z`.
+    """
+    out = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "$":
+            c = r"\Z"
+        out.append(c)
+        i += 1
+    return re.compile("".join(out))
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema import ValidationError  # noqa: PLC0415  (lazy: start-up time)
+
+    if validator.is_type(instance, "string") and not _ecma_regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@functools.cache
 def _validator(name: str) -> Any:
-    from jsonschema import Draft202012Validator  # noqa: PLC0415  (lazy: start-up time)
+    from jsonschema import Draft202012Validator, validators  # noqa: PLC0415  (lazy: start-up time)
 
     schema = load(name)
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    strict = validators.extend(Draft202012Validator, {"pattern": _pattern})  # type: ignore[no-untyped-call]
+    return strict(schema)
 
 
 def errors(name: str, instance: Any) -> list[str]:

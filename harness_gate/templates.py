@@ -36,7 +36,10 @@ def _code_span(text: str) -> str:
     # A code span's fence must be longer than any backtick run inside it.
     runs = [len(r) for r in re.findall(r"`+", text)]
     fence = "`" * (max(runs, default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    # CommonMark drops one space from each end of a span that starts and ends with a
+    # space (` x ` reads `x`): pad those too, so that the span reads back as `text`.
+    spaced = text.startswith(" ") and text.endswith(" ") and text.strip(" ") != ""
+    pad = " " if text.startswith("`") or text.endswith("`") or spaced else ""
     return f"{fence}{pad}{text}{pad}{fence}"
 
 

@@ -8,6 +8,7 @@ markdown-it-py reports them at a nesting level above zero or not as headings.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
     from markdown_it.token import Token
 
 MAX_ARTIFACT_BYTES = 1024 * 1024
+LAYOUT = " \t"  # the only characters CommonMark strips around a line's content
+_ITEM_MARKER = re.compile(r"[-*+][ \t]+")
 LEGACY_TITLES = frozenset({"Completion Report", "Harness Plan", "Review Report", "Repair Report"})
 
 
@@ -177,7 +180,9 @@ def top_blocks(section: Section) -> list[Token]:
 
 
 def json_fences(section: Section) -> list[Token]:
-    return [t for t in section.tokens if t.type == "fence" and t.level == 0 and t.info.strip() == "json"]
+    # Only spaces and tabs may surround the info string: Python's bare strip() also
+    # drops NBSP, U+3000, U+2028 and the controls U+000B/U+000C/U+001C-U+001F/U+0085.
+    return [t for t in section.tokens if t.type == "fence" and t.level == 0 and t.info.strip(LAYOUT) == "json"]
 
 
 def fence_closed(section: Section, fence: Token) -> bool:
@@ -196,6 +201,14 @@ def paragraphs(section: Section) -> list[tuple[str, int]]:
         if t.type == "paragraph_open" and t.level == 0:
             out.append((toks[i + 1].content, _line(t)))
     return out
+
+
+def one_line(section: Section, block: Token) -> str | None:
+    """The source line of a block that spans exactly one line, without the spaces and
+    tabs around it; None for a longer block."""
+    if not block.map or block.map[1] - block.map[0] != 1:
+        return None
+    return section.source[block.map[0]].strip(LAYOUT)
 
 
 def exact_line(section: Section, text: str) -> bool:
@@ -226,6 +239,15 @@ def list_items(section: Section) -> list[ListItem]:
                 out.append(ListItem(_line(t), None, ""))
                 continue
             inline = toks[i + 2]
+            # An item is one source line, its text framed only by the marker, spaces and
+            # tabs. markdown-it trims Unicode spaces (NBSP, U+3000, U+000B...) around it,
+            # and a code span may run over a line break (`src/` + LF + `**` reads `src/ **`):
+            # either lets an item read differently in the file than it parses.
+            line = one_line(section, toks[i + 1])
+            marker = _ITEM_MARKER.match(line) if line is not None else None
+            if line is None or marker is None or line[marker.end() :] != inline.content:
+                out.append(ListItem(_line(t), None, ""))
+                continue
             children = inline.children or []
             code = children[0].content if len(children) == 1 and children[0].type == "code_inline" else None
             out.append(ListItem(_line(t), code, inline.content))

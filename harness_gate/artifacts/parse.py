@@ -197,7 +197,8 @@ def _read_code_list(
 ) -> tuple[Any, list[Finding]]:
     blocks = markdown.top_blocks(section)
     paras = markdown.paragraphs(section)
-    if len(blocks) == 1 and len(paras) == 1 and paras[0][0] == "None":
+    # `None` is the one word on one line (spaces and tabs around it are layout).
+    if len(blocks) == 1 and len(paras) == 1 and markdown.one_line(section, blocks[0]) == "None":
         return (), []
     items = markdown.list_items(section)
     if len(blocks) != 1 or blocks[0].type != "bullet_list_open" or not items:
