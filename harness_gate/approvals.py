@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from harness_gate import jsonstrict, schema
-from harness_gate.findings import Finding, finding
+from harness_gate.findings import Finding, Severity, finding
 
 SCHEMA_ID = "harness-gate.approval/v2"
 OLD_SCHEMAS = ("harness-gate.approval/v1",)
+_OLD_SCHEMA = re.compile(rb'\A\{"schema":"harness-gate\.approval/v1"')
 # The only byte strings that approve: the token `y`, plus at most one LF or CRLF.
 APPROVING_ANSWERS = (b"y", b"y\n", b"y\r\n")
 MAX_ANSWER_BYTES = 16
@@ -122,6 +124,15 @@ def parse(path: str, data: bytes) -> tuple[list[Approval], list[Finding]]:
             finding("HG204", path, "the last record is not terminated by a newline", line=data.count(b"\n") + 1)
         )
     for n, raw in enumerate(lines, start=1):
+        if _OLD_SCHEMA.search(raw[:64]):
+            # A record of an earlier harness-gate: it binds no plan, sequence or repository,
+            # so it grants nothing; it stays in the append-only log, and a new `approve`
+            # appends after it.
+            problems.append(finding(
+                "HG204", path, "an approval/v1 record grants nothing (it binds no plan, sequence or repository);"
+                " approve the artifact again", line=n, severity=Severity.WARNING,
+            ))  # fmt: skip
+            continue
         rec, why = _parse_line(raw)
         if rec is None:
             problems.append(finding("HG204", path, why, line=n))

@@ -150,7 +150,9 @@ def run_check(
     data = {"stage": stage, "mode": mode.kind, **data}
     if not data.get("active", True):
         return Report("check", data=data, lines=(INACTIVE,))
-    return Report("check", tuple(findings), data)
+    # One problem reached by two rules (a plan folder's log, read for its artifacts and for
+    # its authority) is reported once.
+    return Report("check", tuple(dict.fromkeys(findings)), data)
 
 
 def _requirements(root: Path, stage: str, head: Head, plan_id: str | None, *, reverify: bool) -> list[Finding]:
@@ -296,12 +298,17 @@ def _check_commits(
     trusted_cfg = _config(root, config_file, old_ref, from_rev=True)
     if _active(trusted_cfg, snapshot.from_commit(root, old_ref, trusted_cfg)):
         anchors = stack.enter_context(trust.anchors(root, trusted_cfg, base=old_ref, head=new_ref))
-        return _judge(root, listing, cfg=trusted_cfg, head_oid=new_ref, plan_id=plan_id, every=True, anchors=anchors)
+        return _judge(
+            root, listing, cfg=trusted_cfg, head_oid=new_ref, plan_id=plan_id, every=True, anchors=anchors,
+            base=old_ref,
+        )  # fmt: skip
     # The base predates adoption: judge every commit made with the gate on, under the
     # configuration the pushed head carries (there is no older one to trust).
     cfg = _config(root, config_file, new_ref, from_rev=True)
     anchors = stack.enter_context(trust.anchors(root, cfg, base=old_ref, head=new_ref))
-    return _judge(root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=False, anchors=anchors)
+    return _judge(
+        root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=False, anchors=anchors, base=old_ref
+    )
 
 
 def _push_new(
@@ -333,6 +340,7 @@ def _judge(
     plan_id: str | None,
     every: bool,
     anchors: trust.Anchors,
+    base: str | None = None,
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
     states: dict[str, snapshot.Snapshot] = {}
 
@@ -367,13 +375,52 @@ def _judge(
             return [state_of(p) for p in parents] or [snapshot.empty(root, cfg)]
 
         state = gate.State(f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds)
-        findings.extend(gate.check_state(state, plan_id, prefix=f"commit {commit.oid[:12]}: ", used=used))
+        prefix = f"commit {commit.oid[:12]}: "
+        used_here: set[str] = set()
+        findings.extend(gate.check_state(state, plan_id, prefix=prefix, used=used_here))
+        used |= used_here
+        if base is not None:
+            findings.extend(_behind_base(state_of(commit.oid), state_of(base), used_here, prefix))
+        signers = f"{cfg.artifacts_dir}/{trust.SIGNERS_FILE}".encode()
+        if any(c.path == signers for c in own):
+            for f in anchors.anchor_change(commit.oid, signers.decode()):
+                findings.append(dataclasses.replace(f, message=prefix + f.message))
     active = every or checked > 0
     head = Head(
         state_of(head_oid), lambda: _fingerprint(root, cfg, head_oid), bool(code_commits), frozenset(used),
         commit=head_oid, code_commits=tuple(code_commits), anchors=anchors,
     )  # fmt: skip
     return findings, {"active": active, "changes": changes, "commits": checked}, head
+
+
+def _behind_base(
+    state: snapshot.Snapshot, base: snapshot.Snapshot, plan_ids: set[str], prefix: str
+) -> list[Finding]:
+    """A commit judged under a plan as it stood before the base's newer records (an
+    amendment that narrowed it, a completion, a newer approval) used authority the base
+    has withdrawn: a branch cut before them must be rebased onto the base first."""
+    out: list[Finding] = []
+    for plan_id in sorted(plan_ids):
+        folder = f"{base.artifacts_dir}/plans/{plan_id}/"
+        for path, before in sorted(base.files.items()):
+            name = path[len(folder) :]
+            if not path.startswith(folder) or name == "evidence.jsonl":
+                continue  # evidence grants nothing: a branch may lack the base's newer runs
+            after = state.files.get(path)
+            # approvals.jsonl may hold the base's lines interleaved with its own (a union merge).
+            if after is None:
+                kept = False
+            elif name in gate.APPEND_ONLY:
+                kept = gate.grows(before, after, merge=True)
+            else:
+                kept = after == before
+            if not kept:
+                out.append(finding(
+                    "HG216", path, f"{prefix}judged under plan `{plan_id}` without the base's version of"
+                    f" {name}: the base has newer records of this plan; rebase onto the base",
+                ))  # fmt: skip
+                break
+    return out
 
 
 def _gate_was_on(commit: git.Commit, on_at: Callable[[str], bool]) -> bool:

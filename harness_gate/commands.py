@@ -354,7 +354,7 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     gate = art.kind.gate_name
     if not gate:
         return Report("approve", (finding("HG208", path, f"a `# {art.kind.title}` takes no approval"),))
-    log_problems = [f for f in folder.findings if f.path.endswith("/approvals.jsonl")]
+    log_problems = [f for f in folder.findings if f.path.endswith("/approvals.jsonl") and f.blocks]
     if log_problems:
         return Report("approve", tuple(log_problems), lines=("approvals.jsonl is invalid; nothing appended",))
     if approvals_mod.status(folder.approvals, gate, target, art.sha256) is approvals_mod.Status.APPROVED:
@@ -403,7 +403,11 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     # The record binds the repository by its root commit (None before the first commit).
     repository = min(git.root_commits(root, head)) if head else None
     seq = approvals_mod.next_seq(folder.approvals)
-    line = approvals_mod.record(gate, target, art.sha256, approver, plan=plan_id, seq=seq, repository=repository)
+    try:
+        line = approvals_mod.record(gate, target, art.sha256, approver, plan=plan_id, seq=seq, repository=repository)
+    except ValueError as exc:  # the sequence is exhausted (a forged record took the last number)
+        where = f"{folder.path}/approvals.jsonl"
+        return Report("approve", (finding("HG215", where, f"cannot number a record: {exc}"),))
     log = root / folder.path / "approvals.jsonl"
     try:
         fsutil.append_line_atomic(log, line.encode("utf-8"))

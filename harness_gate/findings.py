@@ -133,6 +133,11 @@ RULES: dict[str, Rule] = _rules(
         "signatures cannot be established",
         "Signed approvals need the base's allowed_signers file and the full history (fetch-depth: 0).",
     ),
+    Rule(
+        "HG221",
+        "trust anchor changed without an allowed signature",
+        "Commit changes to allowed_signers signed by a key the base's allowed_signers already lists.",
+    ),
     # HG3xx: verification evidence
     Rule("HG301", "evidence missing", "Run `harness-gate verify` on the tree you commit, and commit evidence.jsonl."),
     Rule(

@@ -223,7 +223,7 @@ def _artifact_rules(state: State, changes: Sequence[git.Change]) -> list[Finding
                     continue
                 known = True
                 if name in APPEND_ONLY:
-                    if after is None or not _grows(before, after, merge=merge):
+                    if after is None or not grows(before, after, merge=merge):
                         out.append(finding("HG211", path, f"{name} lost or changed lines (it may only grow)"))
                     elif name == "evidence.jsonl" and not merge:
                         # Only the appended records are new: validating them alone keeps a
@@ -275,7 +275,7 @@ def _validate_merged(path: str, after: bytes, befores: Sequence[bytes]) -> list[
     return evidence.validate(path, b"".join(line for line in fresh.elements()))
 
 
-def _grows(before: bytes, after: bytes, *, merge: bool) -> bool:
+def grows(before: bytes, after: bytes, *, merge: bool) -> bool:
     if not merge:
         return after.startswith(before) and (before == b"" or before.endswith(b"\n"))
     # A union merge interleaves both sides' appends: every old line must survive, in order.

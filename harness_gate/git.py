@@ -8,6 +8,7 @@ its import alone costs ~90 ms on the hook's start-up path (docs/design.md).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -416,6 +417,12 @@ def index_file(root: Path) -> Path:
     if named:
         path = Path(named)
         return path if path.is_absolute() else root / path
+    return _default_index(root)
+
+
+@functools.cache
+def _default_index(root: Path) -> Path:
+    # Asked once per process: the index check runs on every hook, and this is a process.
     out = Path(os.fsdecode(run(["rev-parse", "--git-path", "index"], cwd=root).rstrip(b"\n")))
     return out if out.is_absolute() else root / out
 
@@ -685,6 +692,9 @@ def blame(root: Path, rev: str, path: str) -> Blame:
             by_line[int(m.group(2))] = current
         elif line == b"boundary":
             boundary.add(current)
+    if sorted(by_line) != list(range(1, len(by_line) + 1)):
+        # A gap would shift every later line onto another commit.
+        raise GitError(f"`git blame` of {path} did not attribute every line")
     return Blame(tuple(by_line[n] for n in sorted(by_line)), frozenset(boundary))
 
 
@@ -739,11 +749,17 @@ def signatures(root: Path, oids: Sequence[str], allowed_signers: Path) -> dict[s
     return found
 
 
+def is_ancestor(root: Path, ancestor: str, descendant: str) -> bool:
+    return run_status(["merge-base", "--is-ancestor", ancestor, descendant], cwd=root) is not None
+
+
 def shallow_commits(root: Path) -> frozenset[str]:
     """The commits a shallow clone cut the history at: they look like roots, but are not."""
     path = Path(os.fsdecode(run(["rev-parse", "--git-path", "shallow"], cwd=root).rstrip(b"\n")))
     path = path if path.is_absolute() else root / path
     try:
-        return frozenset(path.read_text("ascii").split())
+        return frozenset(path.read_bytes().decode("ascii").split())
     except FileNotFoundError:
         return frozenset()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GitError(f"cannot read the shallow file {path}: {exc}") from None

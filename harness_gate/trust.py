@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from harness_gate import git
 from harness_gate.approvals import Approval
 from harness_gate.config import Config
+from harness_gate.errors import HarnessGateError
 from harness_gate.findings import Finding, finding
 
 if TYPE_CHECKING:
@@ -53,17 +54,25 @@ class Anchors:
     _signers_read: bool = False
     _roots: frozenset[str] | None = None
     _root_known: dict[str, bool] = field(default_factory=dict)
+    _descends: dict[str, bool] = field(default_factory=dict)
     _sigs: dict[str, git.Signature] = field(default_factory=dict)
     _blames: dict[tuple[str, str], git.Blame] = field(default_factory=dict)
     _shallow: frozenset[str] | None = None
 
     # -- the repository ------------------------------------------------------------------
+    def _trusted_roots(self) -> frozenset[str]:
+        """The root commits of the trusted side (the base; the head when there is none).
+        Not the head's when a base exists: a change could merge another repository's
+        history in, and make its roots look like this repository's."""
+        if self._roots is None:
+            tip = self.base if self.base is not None else self.head
+            self._roots = git.root_commits(self.root, tip) if tip is not None else frozenset()
+        return self._roots
+
     def _in_history(self, oid: str) -> bool:
         if self.head is not None:
-            # Commits under test: the record's root must be a root of the judged history.
-            if self._roots is None:
-                self._roots = git.root_commits(self.root, self.head)
-            return oid in self._roots
+            # Commits under test: the record's root must be a root of the trusted history.
+            return oid in self._trusted_roots()
         # The index: a root commit of this repository's object store. Cheap enough for
         # every commit; a local hook guarantees consistency, not authenticity.
         if oid not in self._root_known:
@@ -79,9 +88,13 @@ class Anchors:
                 blobs = [b for b in git.tree_entries(self.root, self.base, rel) if b.path == rel]
                 if blobs and blobs[0].mode.startswith("100"):
                     data = git.read_blobs(self.root, [blobs[0].oid])[blobs[0].oid]
-                    fd, name = tempfile.mkstemp(prefix="harness-gate-signers-")
-                    with os.fdopen(fd, "wb") as fh:
-                        fh.write(data)
+                    try:
+                        fd, name = tempfile.mkstemp(prefix="harness-gate-signers-")
+                        with os.fdopen(fd, "wb") as fh:
+                            fh.write(data)
+                    except OSError as exc:
+                        why = f"cannot write a private copy of allowed_signers: {exc}"
+                        raise HarnessGateError("HG906", why) from None
                     self._signers = Path(name)
         return self._signers
 
@@ -123,6 +136,12 @@ class Anchors:
 
     def _unattributable(self, blame: git.Blame, oid: str) -> bool:
         return oid in blame.boundary or oid in self._shallow_cuts()
+
+    def _from_here(self, oid: str) -> bool:
+        """Whether commit `oid` descends from a root of the trusted history."""
+        if oid not in self._descends:
+            self._descends[oid] = any(git.is_ancestor(self.root, r, oid) for r in sorted(self._trusted_roots()))
+        return self._descends[oid]
 
     def _line_signers(self, commit: str, path: str) -> tuple[git.Blame, dict[str, git.Signature]]:
         blame = self._blame(commit, path)
@@ -172,7 +191,13 @@ class Anchors:
                 ))  # fmt: skip
                 continue
             sig = sigs[added_by]
-            if sig.status == "G":
+            if sig.status == "G" and not self._from_here(added_by):
+                # A signed commit of another repository's history, merged in.
+                problems.append(finding(
+                    "HG214", path, f"added by commit {added_by[:12]}, which descends from no root of the base's"
+                    " history (another repository's commit, merged in)", line=r.line,
+                ))  # fmt: skip
+            elif sig.status == "G":
                 kept.append(r)
             else:
                 dropped.append((r, finding(
@@ -183,6 +208,21 @@ class Anchors:
         good = {(r.gate, r.artifact, r.sha256) for r in kept}
         problems.extend(f for r, f in dropped if (r.gate, r.artifact, r.sha256) not in good)
         return kept, problems
+
+    def anchor_change(self, commit: str, path: str) -> list[Finding]:
+        """With signatures required, a commit that changes allowed_signers must itself be
+        signed by a key the base already lists: otherwise whoever can push could add a
+        key, and approve anything once it is merged."""
+        if not self.signed:
+            return []
+        why = self._no_anchor()
+        if why is not None:
+            return [finding("HG221", path, f"the trust anchor changes, but no signature can count: {why}")]
+        sig = self.signature([commit])[commit]
+        if sig.status != "G":
+            why = _STATUS.get(sig.status, sig.status)
+            return [finding("HG221", path, f"changed by commit {commit[:12]} with {why}")]
+        return []
 
     def review(self, commit: str, path: str, code_commits: Sequence[str]) -> list[Finding]:
         """`require_signed_reviews` / `require_distinct_reviewer` for the review that counts."""
@@ -205,6 +245,13 @@ class Anchors:
         if not cfg.require_distinct_reviewer:
             return []
         code = self.signature(code_commits)
+        unsigned = sorted(oid for oid, sig in code.items() if sig.status != "G")
+        if unsigned:
+            # Without a signature on the code there is no key to tell the reviewer from.
+            return [finding(
+                "HG219", path, "the reviewer's independence cannot be shown: code commit(s) "
+                + ", ".join(o[:12] for o in unsigned[:5]) + " carry no good signature by an allowed key",
+            )]  # fmt: skip
         shared = sorted(oid for oid, sig in code.items() if sig.key and sig.key in keys)
         if shared:
             return [finding(

@@ -205,3 +205,55 @@ def test_approving_in_a_shallow_clone_is_refused(repo: Repo, tmp_path: Path, mon
     assert res.exit_code == 2, res.output
     assert "HG905" in res.output
     assert not (clone / FOLDER / "approvals.jsonl").exists()
+
+
+def _narrowing_amendment(psha: str) -> str:
+    return _amendment(psha, ("src/**",))
+
+
+def test_branch_cut_before_the_base_narrowed_the_plan(repo: Repo) -> None:
+    """p1 allowed src/** and lib/**; main then approved an amendment narrowing it to src/**.
+    A branch cut before that keeps coding in lib/: CI must not judge it under the old plan."""
+    adopted(repo)
+    repo.new_plan("p1", ("src/**", "lib/**"))
+    repo.approve()
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "plan")
+    repo.git("branch", "old")
+    repo.write(f"{FOLDER}/001-amendment.md", _narrowing_amendment(plan_sha(repo, FOLDER)))
+    repo.approve()
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "narrow the plan")
+    repo.git("checkout", "-q", "old")
+    repo.write("lib/x.py", "x = 1\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "lib work under the old plan")
+    found = findings(repo, "--base", "main", "--head", "HEAD", "--stage", "pre-push")
+    assert ("HG216", f"{FOLDER}/001-amendment.md") in found
+    # Rebased onto main, the same change is judged under the narrowed plan.
+    repo.git("rebase", "-q", "main")
+    found = findings(repo, "--base", "main", "--head", "HEAD", "--stage", "pre-push")
+    assert ("HG101", "lib/x.py") in found
+    assert "HG216" not in {c for c, _ in found}
+
+
+def test_v1_records_do_not_block_a_new_approval(repo: Repo) -> None:
+    """A log written by an earlier harness-gate: its v1 line grants nothing, and `approve`
+    appends the v2 record after it (the log stays append-only)."""
+    adopted(repo)
+    folder = repo.new_plan()
+    digest = __import__("hashlib").sha256(repo.read(f"{folder}/plan.md")).hexdigest()
+    v1 = (
+        '{"schema":"harness-gate.approval/v1","gate":"plan","artifact":"plan.md","sha256":"' + digest
+        + '","answer":"y","approver":"A <a@x>","approved_at":"2026-01-01T00:00:00Z"}\n'
+    )  # fmt: skip
+    repo.write(f"{folder}/approvals.jsonl", v1)
+    repo.approve()
+    lines = repo.read(f"{folder}/approvals.jsonl").decode().splitlines(keepends=True)
+    assert lines[0] == v1 and json.loads(lines[1])["seq"] == 1
+    repo.write("src/a.py", "x = 1\n")
+    repo.git("add", "-A")
+    res = repo.cli("check", "--staged", "--format", "json")
+    doc = json.loads(res.output)
+    assert res.exit_code == 0, res.output  # the v1 line is a warning, not a block
+    assert [(f["code"], f["severity"], f["line"]) for f in doc["findings"]] == [("HG204", "warning", 1)]

@@ -249,3 +249,69 @@ def test_distinct_reviewer_passes(repo: Repo, keys: dict[str, Path]) -> None:
     config(repo, BASE + "require_distinct_reviewer = true\n")
     reviewed(repo, keys, keys["alice"], keys["bob"])
     assert ci(repo) == []
+
+
+# -- review findings: the trust anchor, foreign histories, independence ----------------
+
+
+def test_allowed_signers_changed_by_an_unsigned_commit(repo: Repo, keys: dict[str, Path]) -> None:
+    """Adding a key to the trust anchor needs a signature by a key the base already lists."""
+    adopt(repo, keys)
+    repo.write(SIGNERS, signer_line(keys, "alice") + signer_line(keys, "mallory"))
+    commit(repo, "trust mallory")
+    assert ci(repo) == [("HG221", SIGNERS)]
+    repo.git("reset", "-q", "--hard", "HEAD~1")
+    repo.write(SIGNERS, signer_line(keys, "alice") + signer_line(keys, "mallory"))
+    commit(repo, "trust mallory", keys["mallory"])  # signed, but by the key being added
+    assert ci(repo) == [("HG221", SIGNERS)]
+    repo.git("reset", "-q", "--hard", "HEAD~1")
+    repo.write(SIGNERS, signer_line(keys, "alice") + signer_line(keys, "bob"))
+    commit(repo, "trust bob", keys["alice"])
+    assert ci(repo) == []
+
+
+def test_signed_record_from_another_repository_merged_in(
+    repo: Repo, keys: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """alice signed an approval of plan p1 in another repository; merging that history in
+    does not make it this repository's approval."""
+    other = Repo(tmp_path / "other")
+    other.path.mkdir()
+    subprocess.run(["git", "init", "-q", str(other.path)], check=True)
+    monkeypatch.chdir(other.path)
+    other.write(".harness-gate.toml", 'require_signed_approvals = true\nevidence_stages = []\nreview_stages = []\n')
+    assert other.cli("init").exit_code == 0
+    commit(other, "other root")
+    other.new_plan("p1", ("src/**",))
+    other.approve()
+    commit(other, "plan", keys["alice"])
+    monkeypatch.chdir(repo.path)
+    adopt(repo, keys)
+    repo.git("fetch", "-q", str(other.path), "HEAD:refs/heads/other")
+    repo.git("merge", "-q", "--allow-unrelated-histories", "--no-edit", "other", "-X", "ours")
+    repo.write("src/evil.py", "x = 1\n")
+    commit(repo, "code")
+    found = ci(repo)
+    assert ("HG214", f"{FOLDER}/approvals.jsonl") in found
+    assert ("HG202", f"{FOLDER}/plan.md") in found
+
+
+def test_distinct_reviewer_needs_signed_code(repo: Repo, keys: dict[str, Path]) -> None:
+    """bob writes the code unsigned and signs his own review: independence is not shown."""
+    adopt(repo, keys, signers=("alice", "bob"))
+    config(repo, BASE + "require_distinct_reviewer = true\n")
+    reviewed(repo, keys, None, keys["bob"])
+    assert ci(repo) == [("HG219", f"{FOLDER}/001-review.md")]
+
+
+def test_without_ssh_keygen_the_check_stops(repo: Repo, keys: dict[str, Path], tmp_path: Path) -> None:
+    """No verifier on PATH: exit 2 with HG906, never a pass and never a traceback."""
+    adopt(repo, keys)
+    plan_and_code(repo, keys["alice"])
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(shutil.which("git") or "git")
+    res = repo.run("check", "--base", "main", "--stage", "ci", "--format", "json", env={"PATH": str(bin_dir)})
+    assert res.returncode == 2, res.stderr
+    assert json.loads(res.stdout)["error"]["code"] == "HG906"
+    assert b"Traceback" not in res.stderr
