@@ -1462,6 +1462,8 @@ def _expected_config(own: bytes | None, pyproject: bytes | None) -> config.Confi
     types: dict[str, type] = {
         "artifacts_dir": str,
         "require_signed_approvals": bool,
+        "require_signed_reviews": bool,
+        "require_distinct_reviewer": bool,
         "max_artifact_bytes": int,
         "evidence_stages": list,
         "review_stages": list,
@@ -1481,6 +1483,8 @@ def _expected_config(own: bytes | None, pyproject: bytes | None) -> config.Confi
     return config.Config(
         artifacts_dir=artifacts_dir,
         require_signed_approvals=table.get("require_signed_approvals", False),
+        require_signed_reviews=table.get("require_signed_reviews", False),
+        require_distinct_reviewer=table.get("require_distinct_reviewer", False),
         max_artifact_bytes=table.get("max_artifact_bytes", config.DEFAULT_MAX_BYTES),
         evidence_stages=tuple(table.get("evidence_stages", config.Config.evidence_stages)),
         review_stages=tuple(table.get("review_stages", config.Config.review_stages)),
@@ -1529,8 +1533,11 @@ _TOML_VALUES = st.recursive(
     max_leaves=6,
 )
 _CONFIG_KEYS = st.sampled_from(
-    ["artifacts_dir", "require_signed_approvals", "max_artifact_bytes", "evidence_stages", "review_stages"]
-)
+    [
+        "artifacts_dir", "require_signed_approvals", "require_signed_reviews", "require_distinct_reviewer",
+        "max_artifact_bytes", "evidence_stages", "review_stages",
+    ]
+)  # fmt: skip
 _STAGE_LISTS = st.lists(st.sampled_from([*_STAGES, "CI", "push"]), max_size=4)
 CONFIG_TABLES = st.dictionaries(
     st.one_of(_CONFIG_KEYS, st.text(max_size=6)),
@@ -1549,6 +1556,8 @@ VALID_CONFIG = _toml(
     {
         "artifacts_dir": "meta/harness",
         "require_signed_approvals": True,
+        "require_signed_reviews": True,
+        "require_distinct_reviewer": False,
         "max_artifact_bytes": 4096,
         "evidence_stages": ["pre-push", "ci"],
         "review_stages": ["ci"],
