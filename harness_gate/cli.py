@@ -293,6 +293,30 @@ def review_new(plan_id: str | None, reviewer: str | None, fmt: str) -> None:
     _run("review new", fmt, lambda: review.review_new(Path.cwd(), plan_id, reviewer))
 
 
+@cli.group("formats")
+def formats_group() -> None:
+    """Files of the other harness formats (seeds 001-004): docs/formats.md."""
+
+
+@formats_group.command("list")
+@format_option
+def formats_list(fmt: str) -> None:
+    """Every file of an enabled format in the work tree, and its format."""
+    from harness_gate import format_commands  # noqa: PLC0415
+
+    _run("formats list", fmt, lambda: format_commands.list_files(Path.cwd()))
+
+
+@formats_group.command("status")
+@click.argument("files", nargs=-1, type=click.Path())
+@format_option
+def formats_status(files: Sequence[str], fmt: str) -> None:
+    """Validity and counts (seed 001: tasks by status) of FILES, or of every format file."""
+    from harness_gate import format_commands  # noqa: PLC0415
+
+    _run("formats status", fmt, lambda: format_commands.status(Path.cwd(), files))
+
+
 @cli.command()
 @click.option("--plan", "plan_id", help="The plan (default: the active plan).")
 @click.option("--summary", help="The completion summary.")

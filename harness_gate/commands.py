@@ -12,7 +12,18 @@ from typing import Any, BinaryIO, TextIO
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import config as config_mod
-from harness_gate import evidence, fsutil, git, lifecycle, plans, snapshot, templates, verification
+from harness_gate import (
+    evidence,
+    format_commands,
+    formats,
+    fsutil,
+    git,
+    lifecycle,
+    plans,
+    snapshot,
+    templates,
+    verification,
+)
 from harness_gate.artifacts.kinds import BY_SLUG, REPAIR_PLAN
 from harness_gate.artifacts.parse import parse_artifact
 from harness_gate.errors import HarnessGateError
@@ -70,6 +81,10 @@ def lint(cwd: Path, files: Sequence[str]) -> Report:
             continue
         if path.is_dir():
             raise usage(f"{name} is a directory outside the artifacts root `{prefix}`")
+        kind = format_commands.format_of(root, snap.config, rel) if rel is not None else None
+        if kind is not None and rel is not None:  # a file of another harness format (docs/formats.md)
+            found.extend(format_commands.lint_formats(root, snap.config, [(kind, rel)]))
+            continue
         found.extend(_lint_standalone(name, path, snap.config))
     layout = _lint_root(snap)
     found.extend(f for f in layout if any(f.path == s or (s.endswith("/") and f.path.startswith(s)) for s in scopes))
@@ -82,7 +97,10 @@ def _lint_all(snap: snapshot.Snapshot) -> list[Finding]:
     found = _lint_root(snap)
     for plan_id in plans.plan_ids(snap):
         found.extend(_lint_plan(snap, plan_id))
+    chosen = formats.worktree_files(snap.root, snap.config)
+    found.extend(format_commands.lint_formats(snap.root, snap.config, chosen))
     return found
+
 
 
 def _lint_root(snap: snapshot.Snapshot) -> list[Finding]:

@@ -6,7 +6,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from harness_gate import schema
+from harness_gate import boundary, schema
 from harness_gate.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -28,6 +28,9 @@ class Config:
     # Which stages require fresh evidence, and a fresh passing review (SPEC §6).
     evidence_stages: tuple[str, ...] = ("pre-push", "ci")
     review_stages: tuple[str, ...] = ("ci",)
+    # Other harness formats (docs/formats.md): the ones switched off, and own path patterns.
+    formats_disabled: tuple[str, ...] = ()
+    format_paths: tuple[tuple[str, tuple[str, ...]], ...] = ()
     source: str | None = None  # where it was read from; None for defaults
 
 
@@ -58,6 +61,13 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
     if problems:
         raise ConfigError(f"{where}: {problems[0]}", "See docs/config.md for the keys and their types.")
     artifacts_dir = table.get("artifacts_dir", "harness")
+    formats: dict[str, dict[str, Any]] = table.get("formats", {})
+    for name, settings in formats.items():
+        for pattern in settings.get("paths", ()):
+            try:
+                boundary.validate(pattern, artifacts_dir)
+            except boundary.PatternError as exc:
+                raise ConfigError(f"{where}: formats.{name}.paths: {pattern!r}: {exc}") from None
     if artifacts_dir.split("/")[0].lower() == ".git":
         raise ConfigError(f"{where}: artifacts_dir cannot be inside .git")
     return Config(
@@ -68,6 +78,8 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
         max_artifact_bytes=table.get("max_artifact_bytes", DEFAULT_MAX_BYTES),
         evidence_stages=tuple(table.get("evidence_stages", Config.evidence_stages)),
         review_stages=tuple(table.get("review_stages", Config.review_stages)),
+        formats_disabled=tuple(sorted(n for n, t in formats.items() if t.get("enabled", True) is False)),
+        format_paths=tuple(sorted((n, tuple(t["paths"])) for n, t in formats.items() if "paths" in t)),
         source=where,
     )
 

@@ -225,6 +225,17 @@ RULES: dict[str, Rule] = _rules(
         "unexpected file in the artifacts root",
         "Only the files listed in docs/artifacts.md live under the artifacts root.",
     ),
+    # HG6xx: other harness formats (docs/formats.md). Each format owns a block of codes.
+    # HG601-HG619: seed 001, the long-running task harness (formats/tasks.py)
+
+    # HG620-HG639: seed 002, the agent runtime (formats/runtime.py)
+
+    # HG640-HG659: seed 003, the planner/generator/evaluator loop (formats/loop.py)
+
+    # HG660-HG679: seed 004, Harness² trees (formats/harness2.py)
+
+    # HG690-HG699: shared by the formats
+    Rule("HG690", "format file unreadable", "A format file must be a regular file of at most 16 MiB."),
     # HG9xx: environment and internal
     Rule("HG901", "not a git repository", "Run harness-gate inside a git work tree."),
     Rule("HG902", "invalid configuration", "See docs/config.md."),

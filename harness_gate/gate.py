@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
-from harness_gate import evidence, git, lifecycle, plans
+from harness_gate import evidence, formats, git, lifecycle, plans
 from harness_gate.config import CONFIG_FILE
 from harness_gate.findings import Finding, finding
 from harness_gate.snapshot import Snapshot
@@ -124,9 +124,38 @@ def check_state(state: State, plan_id: str | None, *, prefix: str = "", used: se
     out.extend(_artifact_rules(state, root_changes))
     if code_changes:
         out.extend(_authority(state, code_changes, plan_id, used))
+        out.extend(_formats(state, code_changes))
     if prefix:
         out = [Finding(f.code, f.path, f.line, f"{prefix}{f.message}", f.hint, f.severity) for f in out]
     return out
+
+
+def _formats(state: State, changes: Sequence[git.Change]) -> list[Finding]:
+    """Files of the other harness formats (seeds 001-004) this change touches: valid in
+    the new state, and each move allowed (docs/formats.md)."""
+    new = state.new
+    match = formats.matcher(new.config)
+    mine = [c for c in changes if match.which(c.path) is not None]
+    if not mine:
+        return []
+    root = new.root
+    # The first parent's bytes: what the change moved the file from.
+    olds = {c.old_oids[0] for c in mine if not c.added and c.old_modes[0].startswith("100")}
+    before = git.read_blobs(root, sorted(olds))
+
+    def old(change: git.Change) -> bytes | None:
+        return before.get(change.old_oids[0]) if change.old_modes[0].startswith("100") else None
+
+    @functools.cache
+    def fingerprint() -> str:
+        from harness_gate import verification  # noqa: PLC0415  (only when a format asks)
+
+        if state.rev is None:
+            return verification.fingerprint_index(root, new.config)
+        return verification.fingerprint_commit(root, state.rev, new.config)
+
+    lookup = formats.evidence_lookup(new.files, fingerprint)
+    return formats.check_changes(new.config, mine, formats.Files(root, state.rev), old, lookup)
 
 
 def _always_blocked(state: State) -> list[Finding]:

@@ -85,7 +85,13 @@ def _config(read: Mapping[str, bytes]) -> config_mod.Config:
         lambda: (config_mod.parse(own, pyproject), []),
         dataclasses.asdict,
         lambda doc: config_mod.Config(
-            **{**doc, "evidence_stages": tuple(doc["evidence_stages"]), "review_stages": tuple(doc["review_stages"])}
+            **{
+                **doc,
+                "evidence_stages": tuple(doc["evidence_stages"]),
+                "review_stages": tuple(doc["review_stages"]),
+                "formats_disabled": tuple(doc["formats_disabled"]),
+                "format_paths": tuple((n, tuple(p)) for n, p in doc["format_paths"]),
+            }
         ),
     )
     return cfg if cfg is not None else config_mod.parse(own, pyproject)

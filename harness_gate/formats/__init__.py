@@ -1,0 +1,227 @@
+"""Other harness formats (seeds 001-004): found by path, validated, and gated.
+
+Each format is a module of this package exposing `FORMAT`, a `Format`. A format
+file is found by its path (boundary-dialect patterns: git's `:(glob)`, the one glob
+dialect), validated on its own bytes (`lint`), and judged as a change (`gate`:
+what a move from the old bytes to the new ones needs, such as evidence for a task
+marked completed). Modules are imported only when a file of theirs is in play, so
+a repository without such files pays nothing on the hook's path.
+
+Configuration (docs/formats.md): `[formats.<name>]` with `enabled` and `paths`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import stat
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness_gate import boundary, git
+from harness_gate.config import Config
+from harness_gate.findings import Finding, finding
+
+
+@dataclass(frozen=True)
+class Entry:
+    module: str
+    # Default patterns (boundary dialect) that find the format's files. They live here,
+    # not in the module, so that matching a change never imports a format's code.
+    paths: tuple[str, ...]
+
+
+# name -> entry, in the seeds' order. The names are the config keys (`[formats.<name>]`).
+REGISTRY: Mapping[str, Entry] = {
+    # seed 001: harness-tasks.json, harness-progress.txt
+    "tasks": Entry("harness_gate.formats.tasks", ("**/harness-tasks.json", "**/harness-progress.txt")),
+    # seed 002: the agent runtime's evidence events, agent-team plans, requirements, checkpoints
+    "runtime": Entry("harness_gate.formats.runtime", ("**/runtime/evidence/**/*.jsonl",)),
+    # seed 003: the planner/generator/evaluator loop's `.harness/` state
+    "loop": Entry("harness_gate.formats.loop", ("**/.harness/**",)),
+    # seed 004: Harness² trees
+    "harness2": Entry("harness_gate.formats.harness2", ("**/harness2/**",)),
+}
+MAX_BYTES = 16 * 1024 * 1024  # a format file larger than this is not read (HG690)
+
+
+class Files:
+    """The files of one state — the work tree, the index or a commit — read on demand."""
+
+    def __init__(self, root: Path, rev: str | None, *, worktree: bool = False) -> None:
+        self.root = root
+        self.rev = rev  # a commit; None with worktree=False: the index
+        self.worktree = worktree
+        self._listing: dict[str, str] | None = None  # path -> blob id (index, commit)
+        self._data: dict[str, bytes | None] = {}
+
+    def _entries(self) -> dict[str, str]:
+        if self._listing is None:
+            if self.worktree:
+                out = git.run(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=self.root)
+                self._listing = {os.fsdecode(p): "" for p in out.split(b"\0") if p}
+            else:
+                blobs = (
+                    git.tree_entries(self.root, self.rev) if self.rev is not None else git.index_entries(self.root)
+                )
+                self._listing = {b.path: b.oid for b in blobs if b.mode.startswith("100")}
+        return self._listing
+
+    def paths(self, prefix: str = "") -> list[str]:
+        """Regular files (symlinks and submodules are not format files), sorted."""
+        return sorted(p for p in self._entries() if p.startswith(prefix))
+
+    def exists(self, path: str) -> bool:
+        if self.worktree:
+            return (self.root / path).is_file()
+        return path in self._entries()
+
+    def read(self, path: str) -> bytes | None:
+        """The file's bytes; None when it does not exist (or is not a regular file)."""
+        if path not in self._data:
+            self._data[path] = self._read(path)
+        return self._data[path]
+
+    def _read(self, path: str) -> bytes | None:
+        if self.worktree:
+            full = self.root / path
+            try:
+                st = full.lstat()
+                if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+                    return None
+                return full.read_bytes()
+            except OSError:
+                return None
+        oid = self._entries().get(path)
+        if oid is None:
+            return None
+        if git.blob_sizes(self.root, [oid])[oid] > MAX_BYTES:
+            return None
+        return git.read_blobs(self.root, [oid])[oid]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a format's rules may ask about the state they judge."""
+
+    config: Config
+    files: Files
+    # Fresh-evidence lookup for the state's tree, given lazily (it needs the fingerprint):
+    # command -> None when the newest record of that exact command on this tree passed,
+    # else why not ("missing", "failed", ...). Only the gate provides it.
+    evidence: Callable[[str], str | None] | None = None
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str  # the config key
+    seed: str  # "001" ...
+    title: str
+    # One file's own validity, given every file of its state (cross-file checks).
+    lint: Callable[[str, bytes, Context], list[Finding]]
+    # A change of one file: old bytes (None: added) to new bytes (None: deleted).
+    gate: Callable[[str, bytes | None, bytes | None, Context], list[Finding]] | None = None
+    # Lines for `harness-gate formats status` (counts the seed defines), or None.
+    status: Callable[[str, bytes, Context], list[str]] | None = None
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """Which enabled format (if any) a path belongs to, under one configuration."""
+
+    compiled: tuple[tuple[str, boundary.Boundary], ...]
+    _cache: dict[bytes, str | None] = field(default_factory=dict)
+
+    def which(self, path: bytes) -> str | None:
+        if path not in self._cache:
+            self._cache[path] = next((name for name, b in self.compiled if b.matches(path)), None)
+        return self._cache[path]
+
+
+def enabled(config: Config) -> list[str]:
+    return [name for name in REGISTRY if name not in config.formats_disabled]
+
+
+def paths_for(config: Config, name: str) -> tuple[str, ...]:
+    own = dict(config.format_paths).get(name)
+    return own if own is not None else REGISTRY[name].paths
+
+
+def matcher(config: Config) -> Matcher:
+    return Matcher(tuple((n, boundary.Boundary.compile(paths_for(config, n))) for n in enabled(config)))
+
+
+def load(name: str) -> Format:
+    module = importlib.import_module(REGISTRY[name].module)
+    fmt: Format = module.FORMAT
+    return fmt
+
+
+def lint_file(name: str, path: str, data: bytes | None, ctx: Context) -> list[Finding]:
+    if data is None:
+        why = "not a regular file, or over 16 MiB"
+        return [finding("HG690", path, f"not readable as a {load(name).title} file ({why})")]
+    return load(name).lint(path, data, ctx)
+
+
+def check_changes(
+    config: Config,
+    changes: Sequence[git.Change],
+    new: Files,
+    old: Callable[[git.Change], bytes | None],
+    evidence: Callable[[str], str | None] | None,
+) -> list[Finding]:
+    """The format rules for a state change: every changed format file must be valid in
+    the new state, and its move from old to new must be allowed."""
+    match = matcher(config)
+    found: list[Finding] = []
+    ctx = Context(config, new, evidence)
+    for change in changes:
+        name = match.which(change.path)
+        if name is None:
+            continue
+        path = os.fsdecode(change.path)
+        fmt = load(name)
+        after = None if change.deleted else new.read(path)
+        if not change.deleted:
+            found.extend(lint_file(name, path, after, ctx))
+        if fmt.gate is not None:
+            found.extend(fmt.gate(path, None if change.added else old(change), after, ctx))
+    return found
+
+
+def evidence_lookup(files: Mapping[str, bytes], fingerprint: Callable[[], str]) -> Callable[[str], str | None]:
+    """Fresh evidence for a command on the judged state's tree, from the evidence logs of
+    every plan folder that state holds (`harness-gate record` writes them): None when the
+    newest record of exactly that command on exactly this tree passed, else why not."""
+    from harness_gate import evidence  # noqa: PLC0415  (only when a format asks)
+
+    def lookup(command: str) -> str | None:
+        tree = fingerprint()
+        newest: evidence.Record | None = None
+        for path in sorted(files):
+            if not path.endswith("/evidence.jsonl"):
+                continue
+            for n, raw in enumerate(files[path].split(b"\n")[:-1], start=1):
+                rec, _ = evidence.parse_line(raw, n)
+                mine = rec is not None and rec.command == command and rec.tree == tree
+                if mine and rec is not None and (newest is None or rec.timestamp >= newest.timestamp):
+                    newest = rec
+        if newest is None:
+            return f"missing: no evidence for `{command}` on tree {tree[:12]} (harness-gate record -- ...)"
+        return None if newest.status == "PASS" else f"{newest.status.lower()}: the newest record on this tree"
+
+    return lookup
+
+
+def worktree_files(root: Path, config: Config) -> list[tuple[str, str]]:
+    """(format name, path) of every format file in the work tree (tracked or not ignored)."""
+    match = matcher(config)
+    files = Files(root, None, worktree=True)
+    out = []
+    for path in files.paths():
+        name = match.which(os.fsencode(path))
+        if name is not None:
+            out.append((name, path))
+    return out

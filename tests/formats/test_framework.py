@@ -1,0 +1,69 @@
+"""The formats framework: configuration, detection by path, lint and the gate hook."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness_gate import boundary, config, formats
+from harness_gate.errors import ConfigError
+from tests.helpers import Repo
+
+
+def test_default_paths_are_valid_boundary_patterns() -> None:
+    for name, entry in formats.REGISTRY.items():
+        for pattern in entry.paths:
+            boundary.validate(pattern, "harness")
+        assert formats.load(name).name == name
+
+
+def test_config_switches_formats_off_and_sets_paths() -> None:
+    cfg = config.parse(b'[formats.tasks]\nenabled = false\n[formats.loop]\npaths = ["ops/.harness/**"]\n', None)
+    assert cfg.formats_disabled == ("tasks",)
+    assert cfg.format_paths == (("loop", ("ops/.harness/**",)),)
+    match = formats.matcher(cfg)
+    assert match.which(b"a/harness-tasks.json") is None
+    assert match.which(b"ops/.harness/state.json") == "loop"
+    assert match.which(b".harness/state.json") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'[formats.nope]\nenabled = true\n',  # an unknown format
+        b'[formats.tasks]\nenabled = "no"\n',  # a wrong type
+        b'[formats.tasks]\npaths = ["/abs/x"]\n',  # not the boundary dialect
+        b'[formats.tasks]\npaths = []\n',  # nothing would be found: say `enabled = false`
+    ],
+)
+def test_bad_format_config_is_a_config_error(text: bytes) -> None:
+    with pytest.raises(ConfigError):
+        config.parse(text, None)
+
+
+def test_the_gate_reads_format_files_from_the_index(repo: Repo) -> None:
+    """A format file that is not a regular file in the index is HG690 when a change touches it."""
+    repo.write("README.md", "x\n")
+    assert repo.cli("init").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt")
+    repo.new_plan("p1", ("ops/**",))
+    repo.approve()
+    (repo.path / "ops").mkdir()
+    (repo.path / "ops" / "harness-tasks.json").symlink_to("elsewhere")
+    repo.git("add", "-A")
+    res = repo.cli("check", "--staged", "--format", "json")
+    found = [(f["code"], f["path"]) for f in json.loads(res.output)["findings"]]
+    assert ("HG690", "ops/harness-tasks.json") in found
+
+
+def test_formats_list_names_the_files(repo: Repo) -> None:
+    repo.write("README.md", "x\n")
+    repo.write("ops/harness-progress.txt", "")
+    repo.write(".harness/spec.md", "x\n")
+    res = repo.cli("formats", "list", "--format", "json")
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)["data"]["files"]
+    assert {"format": "tasks", "path": "ops/harness-progress.txt"} in rows
+    assert {"format": "loop", "path": ".harness/spec.md"} in rows
