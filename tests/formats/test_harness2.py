@@ -294,3 +294,13 @@ def test_docs_name_every_code() -> None:
         assert code in doc
     for pattern in formats.REGISTRY["harness2"].paths:
         assert f"`{pattern}`" in doc
+
+
+def test_gate_blocks_deleting_the_file_that_named_a_skill(repo: Repo) -> None:
+    _adopted(repo)
+    _tree(repo, **{"system.md": "# System\n", "guardrails.md": "# Guardrails\n\n- Load triage first.\n"})
+    repo.git("add", "-A")
+    assert _check(repo) == []
+    repo.git("commit", "-qm", "tree")
+    repo.git("rm", "-q", f"{DATA}/harness/guardrails.md")
+    assert _check(repo) == [("HG661", f"{DATA}/harness/guardrails.md", None)]
