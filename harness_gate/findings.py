@@ -233,6 +233,44 @@ RULES: dict[str, Rule] = _rules(
     # HG640-HG659: seed 003, the planner/generator/evaluator loop (formats/loop.py)
 
     # HG660-HG679: seed 004, Harness² trees (formats/harness2.py)
+    Rule(
+        "HG660",
+        "always-on file over its cap",
+        "system.md, guardrails.md, memory.md and tool-guidance.md hold at most 12,000 characters each: move detail "
+        "into a skill.",
+    ),
+    Rule(
+        "HG661",
+        "skill not named in system.md or guardrails.md",
+        "Write the skill's literal directory name in system.md or guardrails.md, or remove the skill.",
+    ),
+    Rule(
+        "HG662",
+        "referenced script missing",
+        "Add scripts/<name>.py to the same harness tree, or drop the reference.",
+    ),
+    Rule(
+        "HG663",
+        "template braces in an always-on file",
+        "Remove `{` and `}`: DSH interpolates prompt variables strictly; describe the shape in words instead.",
+    ),
+    Rule(
+        "HG664",
+        "incomplete lesson",
+        "A transferable lesson has non-empty `- **cue**:`, `- **lesson**:`, `- **evidence**:` and "
+        "`- **confidence**:` lines.",
+    ),
+    Rule(
+        "HG665",
+        "more than one lesson",
+        "A reflection writes at most one transferable lesson: keep the best-supported one.",
+    ),
+    Rule("HG666", "harness text not UTF-8", "Save the file as UTF-8 text."),
+    Rule(
+        "HG667",
+        "run state committed",
+        "Runs, rollouts and workspace copies under .dsh-harness2/runs/ stay uncommitted: `git rm --cached` them.",
+    ),
 
     # HG690-HG699: shared by the formats
     Rule("HG690", "format file unreadable", "A format file must be a regular file of at most 16 MiB."),

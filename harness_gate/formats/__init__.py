@@ -40,8 +40,12 @@ REGISTRY: Mapping[str, Entry] = {
     "runtime": Entry("harness_gate.formats.runtime", ("**/runtime/evidence/**/*.jsonl",)),
     # seed 003: the planner/generator/evaluator loop's `.harness/` state
     "loop": Entry("harness_gate.formats.loop", ("**/.harness/**",)),
-    # seed 004: Harness² trees
-    "harness2": Entry("harness_gate.formats.harness2", ("**/harness2/**",)),
+    # seed 004: Harness² trees: the adopted tree, the library's lessons, and run state
+    # (which must not be committed) under the plugin's data directory `.dsh-harness2/`
+    "harness2": Entry(
+        "harness_gate.formats.harness2",
+        ("**/.dsh-harness2/harness/**", "**/.dsh-harness2/library/**/EXPERIENCE.md", "**/.dsh-harness2/runs/**"),
+    ),
 }
 MAX_BYTES = 16 * 1024 * 1024  # a format file larger than this is not read (HG690)
 
