@@ -417,7 +417,9 @@ def _demand(path: str, agent: dict[str, Any], node: Node, name: str) -> list[Fin
     out = []
     # "worker roles must have a non-empty `write_set`"
     if isinstance(agent.get("write_set"), list) and not agent["write_set"]:
-        out.append(finding("HG629", path, f"worker {name} has an empty write_set", line=node.keys["write_set"]))
+        out.append(
+            finding("HG629", path, f"worker {name} has an empty write_set", line=node.keys.get("write_set", node.line))
+        )
     demand, gate = agent.get("task_demand"), agent.get("green_gate")
     wrong = _demand_shape(demand, gate)
     if wrong:
@@ -428,7 +430,9 @@ def _demand(path: str, agent: dict[str, Any], node: Node, name: str) -> list[Fin
         return out
     mismatch = _gate_mismatch(str(demand["level"]), gate, _text(agent.get("verification_command")))
     if mismatch:
-        out.append(finding("HG634", path, f"worker {name}: {'; '.join(mismatch)}", line=node.keys["green_gate"]))
+        out.append(
+            finding("HG634", path, f"worker {name}: {'; '.join(mismatch)}", line=node.keys.get("green_gate", node.line))
+        )
     return out
 
 
