@@ -229,6 +229,110 @@ RULES: dict[str, Rule] = _rules(
     # HG601-HG619: seed 001, the long-running task harness (formats/tasks.py)
 
     # HG620-HG639: seed 002, the agent runtime (formats/runtime.py)
+    Rule(
+        "HG620",
+        "malformed evidence event line",
+        "Each line of a runtime evidence log is one JSON object (UTF-8, no duplicate keys); fix or drop the line.",
+    ),
+    Rule(
+        "HG621",
+        "evidence event lacks a required verification field",
+        "Every event carries `command` (text), `exit_code` (integer), `key_output` (text) and an ISO `timestamp`.",
+    ),
+    Rule(
+        "HG622",
+        "unknown evidence_kind",
+        "`evidence_kind` is `decision`, `routine` or (legacy events only) `unknown`; omit it on legacy events.",
+    ),
+    Rule(
+        "HG623",
+        "incomplete agent_team_validated receipt",
+        "The receipt is a `decision` event with metadata.plan_sha256, agent_count, worker_count and repo_root.",
+    ),
+    Rule(
+        "HG624",
+        "evidence log rewritten",
+        "Runtime evidence logs only grow: restore the changed or removed lines and append new events instead.",
+    ),
+    Rule(
+        "HG625",
+        "new evidence event without a decision/routine kind",
+        "New appends set `evidence_kind` to `decision` or `routine`; `unknown` is only how legacy lines are read.",
+    ),
+    Rule(
+        "HG626",
+        "invalid agent-team plan",
+        "An agent-team plan is a strict JSON object with a non-empty `agents` list.",
+    ),
+    Rule(
+        "HG627",
+        "agent lacks a required field",
+        "Give every agent a unique `id`, a `role` (planner, worker, reviewer, security, qa), a `scope`, "
+        "a `write_set` list and a `verification_command`.",
+    ),
+    Rule(
+        "HG628",
+        "read-only role with a write set",
+        "Planner, reviewer, security and qa agents get an empty `write_set`; give the writes to a worker.",
+    ),
+    Rule(
+        "HG629",
+        "worker without a write set",
+        "A worker owns a non-empty `write_set`; a task with nothing to write is a read-only role.",
+    ),
+    Rule(
+        "HG630",
+        "write-set path is empty, absolute or climbs out",
+        "Write-set paths are non-empty and repo-relative, without `..` segments.",
+    ),
+    Rule(
+        "HG631",
+        "overlapping worker write sets",
+        "Dispatch is blocked until the task is split again so that no two workers own the same path.",
+    ),
+    Rule(
+        "HG632",
+        "worker claims a protected state surface",
+        "Workers never own `docs/harness-state.md` or a parent such as `docs/`; the main agent writes checkpoints.",
+    ),
+    Rule(
+        "HG633",
+        "worker task_demand or green_gate missing or malformed",
+        "A worker carries task_demand {level, L, H_tool, S_state, N_obs} and green_gate "
+        "{gate_scope, command, rationale}.",
+    ),
+    Rule(
+        "HG634",
+        "green_gate does not match the declared demand",
+        "medium/high need focused_gate_command, high also full_gate_command and new_probe; "
+        "the gate command must match verification_command.",
+    ),
+    Rule(
+        "HG635",
+        "read-only role carries a demand gate",
+        "Remove task_demand and green_gate from planner, reviewer, security and qa agents.",
+    ),
+    Rule(
+        "HG636",
+        "requirements artifact without a Task Demand section",
+        "Add `## Task Demand (D_task)` with estimated_level, L, H_tool, S_state and N_obs.",
+    ),
+    Rule(
+        "HG637",
+        "task demand field missing or invalid",
+        "`estimated_level` is exactly low, medium or high; L, H_tool, S_state and N_obs are non-empty.",
+    ),
+    Rule(
+        "HG638",
+        "checkpoint entry incomplete",
+        "A checkpoint records phase, changed_surfaces, verification (command, exit_code, key_output), "
+        "blockers, next_safe_task and git latest_commit.",
+    ),
+    Rule(
+        "HG639",
+        "unverified checkpoint outside a handoff",
+        "Only a `handoff` checkpoint with an explicit blocker may be unverified; record fresh verification.",
+    ),
 
     # HG640-HG659: seed 003, the planner/generator/evaluator loop (formats/loop.py)
 

@@ -36,8 +36,17 @@ class Entry:
 REGISTRY: Mapping[str, Entry] = {
     # seed 001: harness-tasks.json, harness-progress.txt
     "tasks": Entry("harness_gate.formats.tasks", ("**/harness-tasks.json", "**/harness-progress.txt")),
-    # seed 002: the agent runtime's evidence events, agent-team plans, requirements, checkpoints
-    "runtime": Entry("harness_gate.formats.runtime", ("**/runtime/evidence/**/*.jsonl",)),
+    # seed 002: evidence events (~/.codex/harness/evidence), agent-team plans and requirements
+    # artifacts (named after the seed's validators), the state log's checkpoints (docs/harness-state.md)
+    "runtime": Entry(
+        "harness_gate.formats.runtime",
+        (
+            "**/.codex/harness/evidence/**/*.jsonl",
+            "**/*harness-agent-team.json",
+            "**/*harness-requirements.md",
+            "**/docs/harness-state.md",
+        ),
+    ),
     # seed 003: the planner/generator/evaluator loop's `.harness/` state
     "loop": Entry("harness_gate.formats.loop", ("**/.harness/**",)),
     # seed 004: Harness² trees: the adopted tree, the library's lessons, and run state
