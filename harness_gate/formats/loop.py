@@ -82,6 +82,8 @@ def _json(path: str, data: bytes, code: str) -> tuple[dict[str, Any] | None, str
         line = int(m.group(1)) if m else _first_line(text)
         if exc.duplicate:  # the second spelling of the key is the culprit
             line = _duplicate_line(text, str(exc)) or line
+        # A truncated file fails "at" the line after its last newline: name the last line.
+        line = min(line, text.count("\n") + (not text.endswith("\n")) or 1)
         return None, text, [finding(code, path, f"not a strict JSON object: {exc}", line=line)]
 
 
