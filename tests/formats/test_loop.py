@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness_gate.findings import RULES
 from tests.helpers import Repo
@@ -284,3 +286,42 @@ def test_formats_status_shows_the_run(repo: Repo) -> None:
     assert res.exit_code == 0, res.output
     row = json.loads(res.output)["data"]["files"][0]
     assert row["status"] == ["status passed, iteration 1 of 10", "iteration directories: 1 (latest 01)"]
+
+
+class _Files:
+    """The judged state as a dict: enough for the format's cross-file reads."""
+
+    def __init__(self, data: dict[str, bytes]) -> None:
+        self.data = data
+
+    def paths(self, prefix: str = "") -> list[str]:
+        return sorted(p for p in self.data if p.startswith(prefix))
+
+    def exists(self, path: str) -> bool:
+        return path in self.data
+
+    def read(self, path: str) -> bytes | None:
+        return self.data.get(path)
+
+
+TARGETS = sorted({*TARGET.values(), "iterations/01/feedback.md", "iterations/7/verdict.json"})
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    target=st.sampled_from(TARGETS),
+    data=st.one_of(st.binary(max_size=300), st.text(max_size=300).map(str.encode)),
+    old=st.one_of(st.none(), st.binary(max_size=100)),
+    verdict=st.binary(max_size=60),
+)
+def test_never_raises(target: str, data: bytes, old: bytes | None, verdict: bytes) -> None:
+    from harness_gate import config
+    from harness_gate.formats import Context, loop
+
+    path = f"x/.harness/{target}"
+    files = _Files({path: data, "x/.harness/iterations/01/verdict.json": verdict})
+    ctx = Context(config.parse(b"", None), files)  # type: ignore[arg-type]
+    found = loop.lint(path, data, ctx) + loop.gate(path, old, data, ctx) + loop.gate(path, data, None, ctx)
+    assert all(f.code in CODES for f in found)
+    assert all(f.line is None or f.line >= 1 for f in found)
+    loop.status(path, data, ctx)
