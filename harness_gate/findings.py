@@ -335,6 +335,77 @@ RULES: dict[str, Rule] = _rules(
     ),
 
     # HG640-HG659: seed 003, the planner/generator/evaluator loop (formats/loop.py)
+    Rule(
+        "HG640",
+        "loop state.json is not valid JSON",
+        "state.json is one strict JSON object in UTF-8 (no duplicate keys).",
+    ),
+    Rule(
+        "HG641",
+        "loop state.json does not have the seed's shape",
+        "Keys: iteration, max_iterations (1-99), status, eval_override, yolo, started_at (docs/formats/loop.md).",
+    ),
+    Rule(
+        "HG642",
+        "loop iteration past max_iterations",
+        "The loop stops at the cap: set status `exhausted` instead of running another iteration.",
+    ),
+    Rule(
+        "HG643",
+        "loop passed without a passing verdict",
+        "Set status `passed` only when the latest iteration's verdict.json has `\"result\": \"pass\"`.",
+    ),
+    Rule(
+        "HG644",
+        "finished loop run reopened",
+        "A passed or aborted run is over: delete .harness/ to start a new run.",
+    ),
+    Rule(
+        "HG645",
+        "loop spec.md empty or without frontmatter",
+        "spec.md is UTF-8 and starts with YAML frontmatter between `---` lines, each key once.",
+    ),
+    Rule(
+        "HG646",
+        "loop spec evaluation missing or invalid",
+        "The frontmatter needs `evaluation: frontend`, `backend` or `fullstack`, once.",
+    ),
+    Rule(
+        "HG647",
+        "blocked loop spec without a Blocker",
+        "A spec with `status: blocked` explains it under `## Blocker`.",
+    ),
+    Rule(
+        "HG648",
+        "loop spec changed after the loop started",
+        "The spec is frozen once iterations run: revert spec.md, or delete .harness/ and start over.",
+    ),
+    Rule(
+        "HG649",
+        "loop iteration directory misnamed",
+        "Iteration directories are two-digit numbers 01-99: rename it (e.g. `1` -> `01`).",
+    ),
+    Rule(
+        "HG650",
+        "loop verdict.json is not valid JSON",
+        "verdict.json is one strict JSON object in UTF-8; a malformed verdict is replaced by a synthesized fail.",
+    ),
+    Rule(
+        "HG651",
+        "loop verdict result not exactly pass or fail",
+        "Write `\"result\": \"pass\"` or `\"result\": \"fail\"`; `blockers`, if present, is an array.",
+    ),
+    Rule(
+        "HG652",
+        "loop verdict for another iteration",
+        "A verdict's `iteration` is the number of the directory it is in.",
+    ),
+    Rule("HG653", "loop brief.md empty", "The brief is the feature request, written verbatim: it is never empty."),
+    Rule(
+        "HG654",
+        "loop run.log line without a timestamp",
+        "Each run.log line starts with a UTC timestamp (`date -u +%Y-%m-%dT%H:%M:%SZ`) and a space.",
+    ),
 
     # HG660-HG679: seed 004, Harness² trees (formats/harness2.py)
     Rule(

@@ -47,8 +47,19 @@ REGISTRY: Mapping[str, Entry] = {
             "**/docs/harness-state.md",
         ),
     ),
-    # seed 003: the planner/generator/evaluator loop's `.harness/` state
-    "loop": Entry("harness_gate.formats.loop", ("**/.harness/**",)),
+    # seed 003: the planner/generator/evaluator loop's `.harness/` state - only the files it
+    # writes by name (other tools keep a `.harness/` directory too, e.g. Harness CI pipelines)
+    "loop": Entry(
+        "harness_gate.formats.loop",
+        (
+            "**/.harness/state.json",
+            "**/.harness/spec.md",
+            "**/.harness/brief.md",
+            "**/.harness/run.log",
+            "**/.harness/iterations/*/verdict.json",
+            "**/.harness/iterations/*/feedback.md",
+        ),
+    ),
     # seed 004: Harness² trees: the adopted tree, the library's lessons, and run state
     # (which must not be committed) under the plugin's data directory `.dsh-harness2/`
     "harness2": Entry(
@@ -201,7 +212,9 @@ def check_changes(
             found.extend(lint_file(name, path, after, ctx))
         if fmt.gate is not None:
             found.extend(fmt.gate(path, None if change.added else old(change), after, ctx))
-    return found
+    # A cross-file rule may be reached from several changed files of one state (seed 003:
+    # state.json and the verdict it depends on): report each finding once.
+    return list(dict.fromkeys(found))
 
 
 def evidence_lookup(files: Mapping[str, bytes], fingerprint: Callable[[], str]) -> Callable[[str], str | None]:
