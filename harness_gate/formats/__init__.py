@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -150,14 +151,28 @@ class Format:
     status: Callable[[str, bytes, Context], list[str]] | None = None
 
 
+_WILD = re.compile(r"\*+|\?|\[[^\]]*\]")
+
+
+def _needle(pattern: str) -> str:
+    """A literal piece every path the pattern matches contains: the longest run between
+    wildcards, without the slashes at its ends (`**/` may match nothing)."""
+    return max(_WILD.split(pattern), key=len).strip("/")
+
+
 @dataclass(frozen=True)
 class Matcher:
     """Which enabled format (if any) a path belongs to, under one configuration."""
 
     compiled: tuple[tuple[str, boundary.Boundary], ...]
+    # Paths holding none of the patterns' literal pieces are no format's: one regex search
+    # instead of a matcher per format, on every changed path of every commit.
+    needles: re.Pattern[bytes] | None = None
     _cache: dict[bytes, str | None] = field(default_factory=dict)
 
     def which(self, path: bytes) -> str | None:
+        if self.needles is not None and not self.needles.search(path):
+            return None
         if path not in self._cache:
             self._cache[path] = next((name for name, b in self.compiled if b.matches(path)), None)
         return self._cache[path]
@@ -173,7 +188,13 @@ def paths_for(config: Config, name: str) -> tuple[str, ...]:
 
 
 def matcher(config: Config) -> Matcher:
-    return Matcher(tuple((n, boundary.Boundary.compile(paths_for(config, n))) for n in enabled(config)))
+    names = enabled(config)
+    pieces = [_needle(p) for n in names for p in paths_for(config, n)]
+    needles = None
+    if pieces and all(pieces):  # a pattern without any literal piece could match anything
+        alternatives = b"|".join(re.escape(p.encode("utf-8", "surrogateescape")) for p in sorted(set(pieces)))
+        needles = re.compile(alternatives)
+    return Matcher(tuple((n, boundary.Boundary.compile(paths_for(config, n))) for n in names), needles)
 
 
 def load(name: str) -> Format:
