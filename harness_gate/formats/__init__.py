@@ -34,8 +34,11 @@ class Entry:
 
 # name -> entry, in the seeds' order. The names are the config keys (`[formats.<name>]`).
 REGISTRY: Mapping[str, Entry] = {
-    # seed 001: harness-tasks.json, harness-progress.txt
-    "tasks": Entry("harness_gate.formats.tasks", ("**/harness-tasks.json", "**/harness-progress.txt")),
+    # seed 001: harness-tasks.json, harness-progress.txt, and the task file's .bak/.tmp leftovers
+    "tasks": Entry(
+        "harness_gate.formats.tasks",
+        ("**/harness-tasks.json", "**/harness-progress.txt", "**/harness-tasks.json.bak", "**/harness-tasks.json.tmp"),
+    ),
     # seed 002: the agent runtime's evidence events, agent-team plans, requirements, checkpoints
     "runtime": Entry("harness_gate.formats.runtime", ("**/runtime/evidence/**/*.jsonl",)),
     # seed 003: the planner/generator/evaluator loop's `.harness/` state
