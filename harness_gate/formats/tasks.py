@@ -27,6 +27,7 @@ from harness_gate.formats import Context, Format
 
 SCHEMA = "tasks-file"
 PROGRESS = "harness-progress.txt"
+MAX_DEPTH = 6  # of the value paths _scan records
 MAX_FINDINGS = 50  # per file: a log of a million bad lines needs one screen, not a million
 
 # The seed's lists ("標準化されたログ形式" and "エラー処理と復旧戦略").
@@ -75,7 +76,10 @@ def _scan(text: str) -> tuple[dict[str, int], int | None]:
     stack: list[list[Any]] = []
 
     def value(pos: int) -> None:
-        where.setdefault("/".join(str(f[0]) for f in stack), lines.at(pos))
+        # Findings name paths at most five deep (tasks/0/checkpoints/0/timestamp); deeper
+        # ones are not recorded, or `[[[[...` would cost time and memory quadratic in depth.
+        if len(stack) <= MAX_DEPTH:
+            where.setdefault("/".join(str(f[0]) for f in stack), lines.at(pos))
 
     for m in _TOKEN.finditer(text):
         tok, pos = m.group(), m.start()
@@ -290,7 +294,8 @@ def _entry_problem(raw: bytes) -> tuple[str, str] | None:
     if kind == "ERROR":
         e = ERROR_REST.match(rest)
         if e is None or not (e["first"] in CATEGORIES or e["second"] in CATEGORIES):
-            return "HG613", "ERROR needs `[CATEGORY]` (after `[task-id]` for a task's error)"
+            known = ", ".join(sorted(CATEGORIES))
+            return "HG613", f"ERROR needs `[CATEGORY]` (after `[task-id]` for a task's error), one of {known}"
     if kind in TASK_TYPES and not TASK_REF.match(rest):
         return "HG614", f"{kind} needs `[task-id]` right after the type"
     if kind == "STATS" and not STATS.fullmatch(rest):
@@ -398,7 +403,7 @@ def _completions(
         if t["status"] != "completed" or (prev is not None and prev.get("status") == "completed"):
             continue
         command = _command(t) or ""
-        if prev is not None and _command(prev) != command:
+        if prev is not None and (_command(prev) or "") != command:
             out.append(
                 finding(
                     "HG619",
