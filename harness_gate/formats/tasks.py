@@ -342,9 +342,8 @@ def lint(path: str, data: bytes, ctx: Context) -> list[Finding]:
         # The seed writes these beside the task file on every change (backup, then an
         # atomic rename); a committed copy is a stale task state anyone may "restore".
         return [finding("HG617", path, "a backup or half-written copy of the task file is committed")]
-    if kind == "tasks":
-        return _lint_tasks(path, data)
-    return _lint_progress(path, data)
+    found = _lint_tasks(path, data) if kind == "tasks" else _lint_progress(path, data)
+    return found[:MAX_FINDINGS]
 
 
 def evidence_commands(command: str) -> list[str]:
