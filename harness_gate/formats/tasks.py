@@ -394,9 +394,16 @@ def gate(path: str, old: bytes | None, new: bytes | None, ctx: Context) -> list[
 def _completions(
     path: str, before: dict[str, dict[str, Any]], new: bytes, evidence: Callable[[str], str | None]
 ) -> list[Finding]:
-    doc = jsonstrict.loads_object(new.decode("utf-8"), text_ok=True)
-    where = _scan(new.decode("utf-8"))[0]
-    out = []
+    text = new.decode("utf-8")
+    doc = jsonstrict.loads_object(text, text_ok=True)
+    out: list[Finding] = []
+    where: dict[str, int] = {}
+
+    def line(at: str) -> int | None:
+        if not where:  # positions cost a scan; most changes complete nothing
+            where.update(_scan(text)[0])
+        return where.get(at)
+
     for i, t in enumerate(_tasks(doc)):
         prev = before.get(t["id"])
         if t["status"] != "completed" or (prev is not None and prev.get("status") == "completed"):
@@ -408,7 +415,7 @@ def _completions(
                     "HG619",
                     path,
                     f"`{t['id']}` is completed in the change that set its validation.command",
-                    line=where.get(f"tasks/{i}/validation/command"),
+                    line=line(f"tasks/{i}/validation/command"),
                 )
             )
         if not command.strip():
@@ -425,7 +432,7 @@ def _completions(
                     "HG618",
                     path,
                     f"`{t['id']}` moved to completed: {why}; record it with `{how}`",
-                    line=where.get(f"tasks/{i}/status"),
+                    line=line(f"tasks/{i}/status"),
                 )
             )
     return out
