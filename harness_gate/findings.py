@@ -227,6 +227,89 @@ RULES: dict[str, Rule] = _rules(
     ),
     # HG6xx: other harness formats (docs/formats.md). Each format owns a block of codes.
     # HG601-HG619: seed 001, the long-running task harness (formats/tasks.py)
+    Rule(
+        "HG601",
+        "task file is not strict JSON",
+        "harness-tasks.json must be UTF-8 strict JSON: restore it from harness-tasks.json.bak or fix the line shown.",
+    ),
+    Rule(
+        "HG602",
+        "task file breaks the schema",
+        "Fix the field shown; docs/formats/tasks.md lists every field of version 2.",
+    ),
+    Rule("HG603", "duplicate task id", "Task ids identify tasks in depends_on and the log: give each task its own id."),
+    Rule("HG604", "dependency on an unknown task", "Every depends_on entry must be the id of a task in the same file."),
+    Rule(
+        "HG605", "circular dependency", "Break the cycle: a task may not depend on itself, directly or through others."
+    ),
+    Rule(
+        "HG606",
+        "completed task without a validation command",
+        "A task is completed only after its non-empty validation.command passed; set it, or keep the task open.",
+    ),
+    Rule(
+        "HG607", "completed task without completed_at", "Set completed_at (ISO timestamp) when the task is completed."
+    ),
+    Rule(
+        "HG608",
+        "completed before its dependencies",
+        "A task runs only when every depends_on task is completed: reopen it, or complete its dependencies first.",
+    ),
+    Rule(
+        "HG609",
+        "attempts exceed max_attempts",
+        "A task is retried only while attempts < max_attempts; fix the counters.",
+    ),
+    Rule(
+        "HG610",
+        "in_progress task without a claim",
+        "In concurrent mode a claimed task carries claimed_by and lease_expires_at.",
+    ),
+    Rule(
+        "HG611",
+        "progress log line is not an entry",
+        "One entry per line: `[ISO-timestamp] [SESSION-N] TYPE [task-id]? [category]? message`.",
+    ),
+    Rule(
+        "HG612",
+        "unknown progress entry type",
+        "Types: INIT, Starting, Completed, ERROR, CHECKPOINT, ROLLBACK, RECOVERY, STATS, LOCK, WARN.",
+    ),
+    Rule(
+        "HG613",
+        "ERROR entry without a known category",
+        "Write `ERROR [task-id] [CATEGORY] message` with a category from docs/formats/tasks.md.",
+    ),
+    Rule(
+        "HG614",
+        "task entry without a task id",
+        "Starting, Completed, CHECKPOINT, ROLLBACK and RECOVERY entries name their task: `[task-id]`.",
+    ),
+    Rule(
+        "HG615",
+        "malformed STATS entry",
+        "Write `STATS tasks_total=N completed=N failed=N pending=N blocked=N attempts_total=N checkpoints=N`.",
+    ),
+    Rule(
+        "HG616",
+        "progress log rewritten",
+        "harness-progress.txt is append-only: restore the removed or changed lines and append instead.",
+    ),
+    Rule(
+        "HG617",
+        "task file backup or temporary file committed",
+        "harness-tasks.json.bak/.tmp are local recovery files: unstage them and add them to .gitignore.",
+    ),
+    Rule(
+        "HG618",
+        "task completed without fresh passing evidence",
+        "Run the task's validation command with `harness-gate record` on the tree you commit, and stage the evidence.",
+    ),
+    Rule(
+        "HG619",
+        "validation command changed by the completing change",
+        "Completion is proven by the command the task already had: change validation.command in an earlier commit.",
+    ),
 
     # HG620-HG639: seed 002, the agent runtime (formats/runtime.py)
     Rule(

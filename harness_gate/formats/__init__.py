@@ -35,8 +35,11 @@ class Entry:
 
 # name -> entry, in the seeds' order. The names are the config keys (`[formats.<name>]`).
 REGISTRY: Mapping[str, Entry] = {
-    # seed 001: harness-tasks.json, harness-progress.txt
-    "tasks": Entry("harness_gate.formats.tasks", ("**/harness-tasks.json", "**/harness-progress.txt")),
+    # seed 001: harness-tasks.json, harness-progress.txt, and the task file's .bak/.tmp leftovers
+    "tasks": Entry(
+        "harness_gate.formats.tasks",
+        ("**/harness-tasks.json", "**/harness-progress.txt", "**/harness-tasks.json.bak", "**/harness-tasks.json.tmp"),
+    ),
     # seed 002: evidence events (~/.codex/harness/evidence), agent-team plans and requirements
     # artifacts (named after the seed's validators), the state log's checkpoints (docs/harness-state.md)
     "runtime": Entry(
