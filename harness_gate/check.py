@@ -239,7 +239,8 @@ def _check_index(
     data: dict[str, Any] = {"active": True, "changes": len(changes), "commits": 0}
     code = gate.touches_code(changes, cfg.artifacts_dir)
     used: set[str] = set()
-    found = gate.check_state(gate.State("index", None, changes, new, olds), plan_id, used=used)
+    state = gate.State("index", None, changes, new, olds, merge=bool(others))
+    found = gate.check_state(state, plan_id, used=used)
     return found, data, Head(new, lambda: _fingerprint(root, cfg, None), code, frozenset(used), anchors=anchors)
 
 
@@ -306,9 +307,7 @@ def _check_commits(
     # configuration the pushed head carries (there is no older one to trust).
     cfg = _config(root, config_file, new_ref, from_rev=True)
     anchors = stack.enter_context(trust.anchors(root, cfg, base=old_ref, head=new_ref))
-    return _judge(
-        root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=False, anchors=anchors, base=old_ref
-    )
+    return _judge(root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=False, anchors=anchors, base=old_ref)
 
 
 def _push_new(
@@ -374,7 +373,8 @@ def _judge(
         def olds(parents: tuple[str, ...] = parents) -> list[snapshot.Snapshot]:
             return [state_of(p) for p in parents] or [snapshot.empty(root, cfg)]
 
-        state = gate.State(f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds)
+        merge = len(commit.parents) > 1
+        state = gate.State(f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds, merge=merge)
         prefix = f"commit {commit.oid[:12]}: "
         used_here: set[str] = set()
         findings.extend(gate.check_state(state, plan_id, prefix=prefix, used=used_here))
@@ -393,9 +393,7 @@ def _judge(
     return findings, {"active": active, "changes": changes, "commits": checked}, head
 
 
-def _behind_base(
-    state: snapshot.Snapshot, base: snapshot.Snapshot, plan_ids: set[str], prefix: str
-) -> list[Finding]:
+def _behind_base(state: snapshot.Snapshot, base: snapshot.Snapshot, plan_ids: set[str], prefix: str) -> list[Finding]:
     """A commit judged under a plan as it stood before the base's newer records (an
     amendment that narrowed it, a completion, a newer approval) used authority the base
     has withdrawn: a branch cut before them must be rebased onto the base first."""

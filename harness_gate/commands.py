@@ -102,7 +102,6 @@ def _lint_all(snap: snapshot.Snapshot) -> list[Finding]:
     return found
 
 
-
 def _lint_root(snap: snapshot.Snapshot) -> list[Finding]:
     found = plans.root_findings(snap)
     if f"{snap.artifacts_dir}/active" in snap.files:

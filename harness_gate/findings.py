@@ -310,7 +310,6 @@ RULES: dict[str, Rule] = _rules(
         "validation command changed by the completing change",
         "Completion is proven by the command the task already had: change validation.command in an earlier commit.",
     ),
-
     # HG620-HG639: seed 002, the agent runtime (formats/runtime.py)
     Rule(
         "HG620",
@@ -416,7 +415,6 @@ RULES: dict[str, Rule] = _rules(
         "unverified checkpoint outside a handoff",
         "Only a `handoff` checkpoint with an explicit blocker may be unverified; record fresh verification.",
     ),
-
     # HG640-HG659: seed 003, the planner/generator/evaluator loop (formats/loop.py)
     Rule(
         "HG640",
@@ -436,7 +434,7 @@ RULES: dict[str, Rule] = _rules(
     Rule(
         "HG643",
         "loop passed without a passing verdict",
-        "Set status `passed` only when the latest iteration's verdict.json has `\"result\": \"pass\"`.",
+        'Set status `passed` only when the latest iteration\'s verdict.json has `"result": "pass"`.',
     ),
     Rule(
         "HG644",
@@ -476,7 +474,7 @@ RULES: dict[str, Rule] = _rules(
     Rule(
         "HG651",
         "loop verdict result not exactly pass or fail",
-        "Write `\"result\": \"pass\"` or `\"result\": \"fail\"`; `blockers`, if present, is an array.",
+        'Write `"result": "pass"` or `"result": "fail"`; `blockers`, if present, is an array.',
     ),
     Rule(
         "HG652",
@@ -489,7 +487,6 @@ RULES: dict[str, Rule] = _rules(
         "loop run.log line without a timestamp",
         "Each run.log line starts with a UTC timestamp (`date -u +%Y-%m-%dT%H:%M:%SZ`) and a space.",
     ),
-
     # HG660-HG679: seed 004, Harness² trees (formats/harness2.py)
     Rule(
         "HG660",
@@ -529,7 +526,6 @@ RULES: dict[str, Rule] = _rules(
         "run state committed",
         "Runs, rollouts and workspace copies under .dsh-harness2/runs/ stay uncommitted: `git rm --cached` them.",
     ),
-
     # HG690-HG699: shared by the formats
     Rule("HG690", "format file unreadable", "A format file must be a regular file of at most 16 MiB."),
     # HG9xx: environment and internal

@@ -97,6 +97,7 @@ class State:
     changes: Sequence[git.Change]
     new: Snapshot
     load_olds: Callable[[], Sequence[Snapshot]]  # read only when the artifacts root changed
+    merge: bool = False  # more than one parent: each side's files meet here for the first time
 
     @functools.cached_property
     def olds(self) -> Sequence[Snapshot]:
@@ -124,6 +125,7 @@ def check_state(state: State, plan_id: str | None, *, prefix: str = "", used: se
     out.extend(_artifact_rules(state, root_changes))
     if code_changes:
         out.extend(_authority(state, code_changes, plan_id, used))
+    if code_changes or state.merge:
         out.extend(_formats(state, code_changes))
     if prefix:
         out = [Finding(f.code, f.path, f.line, f"{prefix}{f.message}", f.hint, f.severity) for f in out]
@@ -136,8 +138,14 @@ def _formats(state: State, changes: Sequence[git.Change]) -> list[Finding]:
     new = state.new
     match = formats.matcher(new.config)
     mine = [c for c in changes if match.which(c.path) is not None]
+    merged: list[Finding] = []
+    if state.merge:
+        # A merge's own changes leave out files that come unchanged from one side, but a
+        # rule spanning files (a verdict from one side, a passed state from the other)
+        # meets both here: every format file of the result is validated as a whole.
+        merged = _formats_whole(state, match)
     if not mine:
-        return []
+        return merged
     root = new.root
     # The first parent's bytes: what the change moved the file from.
     olds = {c.old_oids[0] for c in mine if not c.added and c.old_modes[0].startswith("100")}
@@ -155,7 +163,19 @@ def _formats(state: State, changes: Sequence[git.Change]) -> list[Finding]:
         return verification.fingerprint_commit(root, state.rev, new.config)
 
     lookup = formats.evidence_lookup(new.files, fingerprint)
-    return formats.check_changes(new.config, mine, formats.Files(root, state.rev), old, lookup)
+    found = formats.check_changes(new.config, mine, formats.Files(root, state.rev), old, lookup)
+    return list(dict.fromkeys([*merged, *found]))
+
+
+def _formats_whole(state: State, match: formats.Matcher) -> list[Finding]:
+    files = formats.Files(state.new.root, state.rev)
+    ctx = formats.Context(state.new.config, files)
+    found: list[Finding] = []
+    for path in files.paths():
+        name = match.which(path.encode("utf-8", "surrogateescape"))
+        if name is not None:
+            found.extend(formats.lint_file(name, path, files.read(path), ctx))
+    return found
 
 
 def _always_blocked(state: State) -> list[Finding]:

@@ -60,8 +60,7 @@ REGISTRY: Mapping[str, Entry] = {
             "**/.harness/spec.md",
             "**/.harness/brief.md",
             "**/.harness/run.log",
-            "**/.harness/iterations/*/verdict.json",
-            "**/.harness/iterations/*/feedback.md",
+            "**/.harness/iterations/**",  # any file of an iteration re-judges a `passed` state (HG643)
         ),
     ),
     # seed 004: Harness² trees: the adopted tree, the library's lessons, and run state
@@ -90,9 +89,7 @@ class Files:
                 out = git.run(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=self.root)
                 self._listing = {os.fsdecode(p): "" for p in out.split(b"\0") if p}
             else:
-                blobs = (
-                    git.tree_entries(self.root, self.rev) if self.rev is not None else git.index_entries(self.root)
-                )
+                blobs = git.tree_entries(self.root, self.rev) if self.rev is not None else git.index_entries(self.root)
                 self._listing = {b.path: b.oid for b in blobs if b.mode.startswith("100")}
         return self._listing
 
@@ -194,7 +191,9 @@ def matcher(config: Config) -> Matcher:
     names = enabled(config)
     pieces = [_needle(p) for n in names for p in paths_for(config, n)]
     needles = None
-    if pieces and all(pieces):  # a pattern without any literal piece could match anything
+    # A pattern without any literal piece could match anything; a bracket expression such
+    # as `[]x]` is not split reliably: no prefilter then.
+    if pieces and all(pieces) and not any("[" in p for n in names for p in paths_for(config, n)):
         alternatives = b"|".join(re.escape(p.encode("utf-8", "surrogateescape")) for p in sorted(set(pieces)))
         needles = re.compile(alternatives)
     return Matcher(tuple((n, boundary.Boundary.compile(paths_for(config, n))) for n in names), needles)

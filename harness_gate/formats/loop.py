@@ -327,10 +327,16 @@ def lint(path: str, data: bytes, ctx: Context) -> list[Finding]:
 # --- the moves -----------------------------------------------------------------------
 
 
+# Any other file of an iteration (notes, screenshots): it adds or changes an iteration,
+# so a `passed` state is judged again against the latest verdict.
+_ANY_ITERATION_FILE = re.compile(r"^(?P<root>(?:.*/)?\.harness/)iterations/[^/]+/")
+
+
 def gate(path: str, old: bytes | None, new: bytes | None, ctx: Context) -> list[Finding]:
     at = where(path)
     if at is None:
-        return []
+        other = _ANY_ITERATION_FILE.match(path)
+        return _gate_iteration(ctx, other["root"]) if other is not None else []
     if at.rest == "state.json":
         return _gate_state(path, old, new)
     if at.rest == "spec.md":

@@ -58,7 +58,7 @@ def adopt(repo: Repo, keys: dict[str, Path], *, signers: tuple[str, ...] = ("ali
     assert repo.cli("init").exit_code == 0
     repo.write(
         ".harness-gate.toml",
-        'require_signed_approvals = true\nevidence_stages = []\nreview_stages = []\n' + extra,
+        "require_signed_approvals = true\nevidence_stages = []\nreview_stages = []\n" + extra,
     )
     if signers:
         repo.write(SIGNERS, "".join(signer_line(keys, n) for n in signers))
@@ -279,7 +279,7 @@ def test_signed_record_from_another_repository_merged_in(
     other.path.mkdir()
     subprocess.run(["git", "init", "-q", str(other.path)], check=True)
     monkeypatch.chdir(other.path)
-    other.write(".harness-gate.toml", 'require_signed_approvals = true\nevidence_stages = []\nreview_stages = []\n')
+    other.write(".harness-gate.toml", "require_signed_approvals = true\nevidence_stages = []\nreview_stages = []\n")
     assert other.cli("init").exit_code == 0
     commit(other, "other root")
     other.new_plan("p1", ("src/**",))

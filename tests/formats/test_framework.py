@@ -31,10 +31,10 @@ def test_config_switches_formats_off_and_sets_paths() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        b'[formats.nope]\nenabled = true\n',  # an unknown format
+        b"[formats.nope]\nenabled = true\n",  # an unknown format
         b'[formats.tasks]\nenabled = "no"\n',  # a wrong type
         b'[formats.tasks]\npaths = ["/abs/x"]\n',  # not the boundary dialect
-        b'[formats.tasks]\npaths = []\n',  # nothing would be found: say `enabled = false`
+        b"[formats.tasks]\npaths = []\n",  # nothing would be found: say `enabled = false`
     ],
 )
 def test_bad_format_config_is_a_config_error(text: bytes) -> None:

@@ -1,0 +1,67 @@
+"""Format rules that span files, where a merge or a new iteration file brings them together."""
+
+from __future__ import annotations
+
+import json
+
+from tests.formats.test_tasks import adopt
+from tests.helpers import Repo
+
+SPEC = "---\nevaluation: backend\n---\n# spec\n"
+
+
+def _check(repo: Repo, *args: str) -> tuple[int, list[str]]:
+    res = repo.cli("check", *args, "--format", "json")
+    return res.exit_code, [f["code"] for f in json.loads(res.output)["findings"]]
+
+
+def _state(status: str, n: int) -> str:
+    doc = {"iteration": n, "max_iterations": 10, "status": status, "eval_override": None, "yolo": False,
+           "started_at": "2025-01-01T00:00:00Z"}  # fmt: skip
+    return json.dumps(doc) + "\n"
+
+
+def _verdict(result: str, n: int) -> str:
+    return json.dumps({"result": result, "iteration": n}) + "\n"
+
+
+def _commit(repo: Repo, msg: str) -> str:
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", msg, "--no-verify")
+    return repo.git("rev-parse", "HEAD").decode().strip()
+
+
+def test_a_merge_that_makes_passed_premature(repo: Repo) -> None:
+    """x passes iteration 02 and sets `passed`; y adds a failing iteration 03. Each side is
+    fine; the clean merge holds a `passed` state whose latest verdict fails."""
+    adopt(repo, (".harness/**", "src/**"))
+    repo.write(".harness/spec.md", SPEC)
+    repo.write(".harness/state.json", _state("generating", 1))
+    repo.write(".harness/iterations/01/verdict.json", _verdict("fail", 1))
+    base = _commit(repo, "base")
+    repo.git("checkout", "-qb", "x")
+    repo.write(".harness/iterations/02/verdict.json", _verdict("pass", 2))
+    repo.write(".harness/state.json", _state("passed", 2))
+    _commit(repo, "x: passed")
+    assert _check(repo, "--range", "HEAD^..HEAD", "--stage", "pre-commit") == (0, [])
+    repo.git("checkout", "-qb", "y", base)
+    repo.write(".harness/iterations/03/verdict.json", _verdict("fail", 3))
+    _commit(repo, "y: iteration 03 fails")
+    repo.git("checkout", "-q", "x")
+    # The merge in the index (MERGE_HEAD), then as a commit.
+    repo.git("merge", "-q", "--no-commit", "--no-ff", "y")
+    assert _check(repo, "--staged") == (1, ["HG643"])
+    repo.git("commit", "-qm", "merge y", "--no-verify")
+    assert _check(repo, "--range", "HEAD^1..HEAD", "--stage", "pre-commit") == (1, ["HG643"])
+
+
+def test_a_new_iteration_file_re_judges_a_passed_state(repo: Repo) -> None:
+    """Any file of a new iteration (not only its verdict) makes `passed` premature again."""
+    adopt(repo, (".harness/**", "src/**"))
+    repo.write(".harness/spec.md", SPEC)
+    repo.write(".harness/state.json", _state("passed", 1))
+    repo.write(".harness/iterations/01/verdict.json", _verdict("pass", 1))
+    _commit(repo, "passed")
+    repo.write(".harness/iterations/02/notes.md", "x\n")
+    repo.git("add", "-A")
+    assert _check(repo, "--staged") == (1, ["HG643"])
