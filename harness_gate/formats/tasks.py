@@ -406,15 +406,23 @@ def _completions(
 
     for i, t in enumerate(_tasks(doc)):
         prev = before.get(t["id"])
-        if t["status"] != "completed" or (prev is not None and prev.get("status") == "completed"):
-            continue
         command = _command(t) or ""
-        if prev is not None and (_command(prev) or "") != command:
+        changed = prev is not None and (_command(prev) or "") != command
+        was_completed = prev is not None and prev.get("status") == "completed"
+        # A task that stays completed was proven before, unless its validation.command
+        # changed: then the old proof is for another command (a completed task repurposed),
+        # judged like a completion in the change that set its command.
+        if t["status"] != "completed" or (was_completed and not changed):
+            continue
+        if changed:
+            what = "stays completed in the change that changed"
+            if not was_completed:
+                what = "is completed in the change that set"
             out.append(
                 finding(
                     "HG619",
                     path,
-                    f"`{t['id']}` is completed in the change that set its validation.command",
+                    f"`{t['id']}` {what} its validation.command",
                     line=line(f"tasks/{i}/validation/command"),
                 )
             )

@@ -264,6 +264,40 @@ def test_only_a_matching_spelling_proves_a_command(repo: Repo) -> None:
     assert _codes(repo) == []
 
 
+def test_a_completed_task_cannot_be_repurposed(repo: Repo) -> None:
+    """A task that stays completed while its validation.command changes claims a
+    completion the old record never proved: blocked like a completion that sets its
+    command (HG619), and HG618 too while nothing proves the new command."""
+    adopt(repo, ("harness-tasks.json",))
+    repo.write("harness-tasks.json", _task_file("true", "pending"))
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "task")
+    repo.write("harness-tasks.json", _task_file("true", "completed"))
+    assert repo.cli("record", "--id", "task-001", "--", "true").exit_code == 0
+    repo.git("add", "-A")
+    assert _codes(repo) == []
+    repo.git("commit", "-qm", "complete task-001")
+
+    # Only the title changes: still proven.
+    repo.write("harness-tasks.json", _task_file("true", "completed").replace("Build it", "Build it well"))
+    repo.git("add", "-A")
+    assert _codes(repo) == []
+
+    # The command changes while the task stays completed.
+    repurposed = _task_file("false", "completed").replace("Build it", "Ship it")
+    repo.write("harness-tasks.json", repurposed)
+    repo.git("add", "-A")
+    res = repo.cli("check", "--staged", "--format", "json")
+    findings = json.loads(res.output)["findings"]
+    assert sorted((f["code"], f["line"]) for f in findings) == [("HG618", 7), ("HG619", 12)], findings
+    assert any("stays completed" in f["message"] for f in findings)
+    # Even a PASS for the new command does not lift HG619: reopen the task first.
+    repo.write("harness-tasks.json", _task_file("true && true", "completed"))
+    assert repo.cli("record", "--id", "task-001", "--", "sh", "-c", "true && true").exit_code == 0
+    repo.git("add", "-A")
+    assert _codes(repo) == ["HG619"]
+
+
 # -- status ---------------------------------------------------------------------------------
 
 
