@@ -50,7 +50,10 @@ STATS = re.compile(
 
 # -- strict JSON with lines ------------------------------------------------------------
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.S)
+# The closing quote is optional: an unterminated string runs to the end of the text in
+# one token. Required, every `\"` of such a string would start a new scan to the end
+# (quadratic: a megabyte of them took forty minutes).
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.S)
 _SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)|true|false|null")
 
 

@@ -8,6 +8,7 @@ import re
 import shlex
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -361,6 +362,16 @@ def test_never_raises(data: bytes) -> None:
         judged = formats.Context(ctx.config, ctx.files, lambda command: "missing")
         for old, new in ((data, data + b"x"), (None, data), (data, None), (b"{}", data)):
             assert all(f.code in BLOCK for f in tasks.gate(name, old, new, judged))
+
+
+def test_unterminated_string_of_escaped_quotes_is_linear() -> None:
+    """Finding the line of a JSON error must not rescan an unterminated string from every
+    escaped quote in it (quadratic: a megabyte took forty minutes)."""
+    data = b'{"a": 1.5, "b": "' + b'\\"' * 500_000
+    started = time.monotonic()
+    found = tasks.lint("harness-tasks.json", data, None)  # type: ignore[arg-type]
+    assert time.monotonic() - started < 5
+    assert [(f.code, f.line) for f in found] == [("HG601", 1)]
 
 
 def test_long_dependency_chain_is_not_recursive() -> None:
