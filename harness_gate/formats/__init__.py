@@ -246,17 +246,32 @@ def evidence_lookup(files: Mapping[str, bytes], fingerprint: Callable[[], str]) 
     newest record of exactly that command on exactly this tree passed, else why not."""
     from harness_gate import evidence  # noqa: PLC0415  (only when a format asks)
 
-    def lookup(command: str) -> str | None:
-        tree = fingerprint()
-        newest: evidence.Record | None = None
+    # The newest record of each (command, tree), built on the first query: a state whose
+    # change completes many tasks asks once per task, and each query re-parsing every
+    # log line was tasks x records.
+    index: dict[tuple[str, str], evidence.Record] = {}
+    built = False
+
+    def build() -> None:
         for path in sorted(files):
             if not path.endswith("/evidence.jsonl"):
                 continue
             for n, raw in enumerate(files[path].split(b"\n")[:-1], start=1):
                 rec, _ = evidence.parse_line(raw, n)
-                mine = rec is not None and rec.command == command and rec.tree == tree
-                if mine and rec is not None and (newest is None or rec.timestamp >= newest.timestamp):
-                    newest = rec
+                if rec is None:
+                    continue
+                key = (rec.command, rec.tree)
+                newest = index.get(key)
+                if newest is None or rec.timestamp >= newest.timestamp:  # a tie: the later line
+                    index[key] = rec
+
+    def lookup(command: str) -> str | None:
+        nonlocal built
+        tree = fingerprint()
+        if not built:
+            build()
+            built = True
+        newest = index.get((command, tree))
         if newest is None:
             return f"missing: no evidence for `{command}` on tree {tree[:12]} (harness-gate record -- ...)"
         return None if newest.status == "PASS" else f"{newest.status.lower()}: the newest record on this tree"

@@ -50,7 +50,10 @@ STATS = re.compile(
 
 # -- strict JSON with lines ------------------------------------------------------------
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.S)
+# The closing quote is optional: an unterminated string runs to the end of the text in
+# one token. Required, every `\"` of such a string would start a new scan to the end
+# (quadratic: a megabyte of them took forty minutes).
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.S)
 _SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)|true|false|null")
 
 
@@ -406,15 +409,23 @@ def _completions(
 
     for i, t in enumerate(_tasks(doc)):
         prev = before.get(t["id"])
-        if t["status"] != "completed" or (prev is not None and prev.get("status") == "completed"):
-            continue
         command = _command(t) or ""
-        if prev is not None and (_command(prev) or "") != command:
+        changed = prev is not None and (_command(prev) or "") != command
+        was_completed = prev is not None and prev.get("status") == "completed"
+        # A task that stays completed was proven before, unless its validation.command
+        # changed: then the old proof is for another command (a completed task repurposed),
+        # judged like a completion in the change that set its command.
+        if t["status"] != "completed" or (was_completed and not changed):
+            continue
+        if changed:
+            what = "stays completed in the change that changed"
+            if not was_completed:
+                what = "is completed in the change that set"
             out.append(
                 finding(
                     "HG619",
                     path,
-                    f"`{t['id']}` is completed in the change that set its validation.command",
+                    f"`{t['id']}` {what} its validation.command",
                     line=line(f"tasks/{i}/validation/command"),
                 )
             )

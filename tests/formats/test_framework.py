@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+from typing import Any
 
 import pytest
 
-from harness_gate import boundary, config, formats
+from harness_gate import boundary, config, evidence, formats
 from harness_gate.errors import ConfigError
 from tests.helpers import Repo
 
@@ -67,3 +69,43 @@ def test_formats_list_names_the_files(repo: Repo) -> None:
     rows = json.loads(res.output)["data"]["files"]
     assert {"format": "tasks", "path": "ops/harness-progress.txt"} in rows
     assert {"format": "loop", "path": ".harness/spec.md"} in rows
+
+
+def test_evidence_lookup_parses_the_logs_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every query answers from one index of the newest record per (command, tree): the
+    logs are parsed on the first query only, and a tie in time goes to the later line."""
+    tree, other = "a" * 40, "b" * 40
+    when = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+
+    def line(command: str, status: str, on: str, later: int = 0) -> str:
+        code = 0 if status == "PASS" else 1
+        return evidence.record_line(
+            command_id="t", command=command, exit_code=code, status=status, key_output="",
+            duration_ms=1, tree=on, plan_sha256="0" * 64, policy="0" * 64,
+            now=when + dt.timedelta(seconds=later),
+        )  # fmt: skip
+
+    log = "".join(
+        [
+            line("make a", "PASS", tree),
+            line("make a", "FAIL", tree),  # same second, later line: the newest
+            line("make b", "FAIL", tree),
+            line("make b", "PASS", tree, later=1),
+            line("make c", "PASS", other),
+        ]
+    )
+    files = {"plans/p1/evidence.jsonl": log.encode(), "plans/p1/plan.md": b"x"}
+    parsed = []
+    real = evidence.parse_line
+
+    def counting(raw: bytes, n: int) -> Any:
+        parsed.append(n)
+        return real(raw, n)
+
+    monkeypatch.setattr(evidence, "parse_line", counting)
+    lookup = formats.evidence_lookup(files, lambda: tree)
+    assert lookup("make a") == "fail: the newest record on this tree"
+    assert lookup("make b") is None
+    assert (lookup("make c") or "").startswith("missing: no evidence for `make c` on tree aaaaaaaaaaaa")
+    assert lookup("make a") == "fail: the newest record on this tree"
+    assert parsed == [1, 2, 3, 4, 5]

@@ -8,6 +8,7 @@ import re
 import shlex
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -264,6 +265,40 @@ def test_only_a_matching_spelling_proves_a_command(repo: Repo) -> None:
     assert _codes(repo) == []
 
 
+def test_a_completed_task_cannot_be_repurposed(repo: Repo) -> None:
+    """A task that stays completed while its validation.command changes claims a
+    completion the old record never proved: blocked like a completion that sets its
+    command (HG619), and HG618 too while nothing proves the new command."""
+    adopt(repo, ("harness-tasks.json",))
+    repo.write("harness-tasks.json", _task_file("true", "pending"))
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "task")
+    repo.write("harness-tasks.json", _task_file("true", "completed"))
+    assert repo.cli("record", "--id", "task-001", "--", "true").exit_code == 0
+    repo.git("add", "-A")
+    assert _codes(repo) == []
+    repo.git("commit", "-qm", "complete task-001")
+
+    # Only the title changes: still proven.
+    repo.write("harness-tasks.json", _task_file("true", "completed").replace("Build it", "Build it well"))
+    repo.git("add", "-A")
+    assert _codes(repo) == []
+
+    # The command changes while the task stays completed.
+    repurposed = _task_file("false", "completed").replace("Build it", "Ship it")
+    repo.write("harness-tasks.json", repurposed)
+    repo.git("add", "-A")
+    res = repo.cli("check", "--staged", "--format", "json")
+    findings = json.loads(res.output)["findings"]
+    assert sorted((f["code"], f["line"]) for f in findings) == [("HG618", 7), ("HG619", 12)], findings
+    assert any("stays completed" in f["message"] for f in findings)
+    # Even a PASS for the new command does not lift HG619: reopen the task first.
+    repo.write("harness-tasks.json", _task_file("true && true", "completed"))
+    assert repo.cli("record", "--id", "task-001", "--", "sh", "-c", "true && true").exit_code == 0
+    repo.git("add", "-A")
+    assert _codes(repo) == ["HG619"]
+
+
 # -- status ---------------------------------------------------------------------------------
 
 
@@ -327,6 +362,16 @@ def test_never_raises(data: bytes) -> None:
         judged = formats.Context(ctx.config, ctx.files, lambda command: "missing")
         for old, new in ((data, data + b"x"), (None, data), (data, None), (b"{}", data)):
             assert all(f.code in BLOCK for f in tasks.gate(name, old, new, judged))
+
+
+def test_unterminated_string_of_escaped_quotes_is_linear() -> None:
+    """Finding the line of a JSON error must not rescan an unterminated string from every
+    escaped quote in it (quadratic: a megabyte took forty minutes)."""
+    data = b'{"a": 1.5, "b": "' + b'\\"' * 500_000
+    started = time.monotonic()
+    found = tasks.lint("harness-tasks.json", data, None)  # type: ignore[arg-type]
+    assert time.monotonic() - started < 5
+    assert [(f.code, f.line) for f in found] == [("HG601", 1)]
 
 
 def test_long_dependency_chain_is_not_recursive() -> None:
