@@ -307,8 +307,9 @@ RULES: dict[str, Rule] = _rules(
     ),
     Rule(
         "HG619",
-        "validation command changed by the completing change",
-        "Completion is proven by the command the task already had: change validation.command in an earlier commit.",
+        "validation command changed while completing or completed",
+        "A completion is proven by the command the task already had: reopen the task, change the command, then"
+        " complete it with evidence in a later commit.",
     ),
     # HG620-HG639: seed 002, the agent runtime (formats/runtime.py)
     Rule(
