@@ -516,21 +516,22 @@ class Field:
 
 def _fields(body: list[tuple[int, str]]) -> dict[str, Field]:
     """Top-level `- name: value` bullets with their indented continuation lines."""
-    out: dict[str, Field] = {}
+    heads: dict[str, tuple[int, str]] = {}
+    subs: dict[str, list[str]] = {}  # a list per field: rebuilding a tuple per line is quadratic
     current: str | None = None
     for n, text in body:
         match = _FIELD.match(text)
         if match:
             # The first spelling of a field counts; a repeat's lines belong to nobody.
-            current = match[1] if match[1] not in out else None
+            current = match[1] if match[1] not in heads else None
             if current is not None:
-                out[current] = Field(n, match[2].strip(), ())
+                heads[current] = (n, match[2].strip())
+                subs[current] = []
         elif current is not None and text[:1].isspace() and text.strip():
-            f = out[current]
-            out[current] = Field(f.line, f.value, (*f.sub, text.strip()))
+            subs[current].append(text.strip())
         elif text.strip():
             current = None  # any other unindented line ends the bullet
-    return out
+    return {name: Field(line, value, tuple(subs[name])) for name, (line, value) in heads.items()}
 
 
 def lint_requirements(path: str, data: bytes) -> list[Finding]:
