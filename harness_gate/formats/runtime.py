@@ -17,7 +17,7 @@ import itertools
 import json
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,12 +35,34 @@ PROTECTED = "docs/harness-state.md"
 DEMAND_FIELDS = ("L", "H_tool", "S_state", "N_obs")
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
 SHA256 = re.compile(r"[0-9a-f]{64}")
+MAX_FINDINGS = 50  # per file and rule, then one finding counting the rest (as the tasks format)
 
 
 def _show(value: object) -> str:
     """A value for a message: repr (so control characters stay escaped), kept short."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _capped(path: str, found: Iterable[Finding]) -> list[Finding]:
+    """The first MAX_FINDINGS findings of each rule, then one saying how many more there
+    are: a file of a million bad lines needs one screen, not a million findings."""
+    out: list[Finding] = []
+    seen: dict[str, int] = {}
+    first_over: dict[str, int | None] = {}
+    for f in found:
+        n = seen[f.code] = seen.get(f.code, 0) + 1
+        if n <= MAX_FINDINGS:
+            out.append(f)
+        elif n == MAX_FINDINGS + 1:
+            first_over[f.code] = f.line
+    for code, line in first_over.items():
+        out.append(_more(code, path, seen[code] - MAX_FINDINGS, line))
+    return out
+
+
+def _more(code: str, path: str, more: int, line: int | None) -> Finding:
+    return finding(code, path, f"{more} more {code} finding(s) in this file (not listed)", line=line)
 
 
 # -- kind ------------------------------------------------------------------------------
@@ -154,20 +176,28 @@ def _count(value: object) -> int | None:
 
 
 def lint_events(path: str, data: bytes) -> list[Finding]:
-    out: list[Finding] = []
-    malformed: list[tuple[int, str]] = []
-    for n, raw in _event_lines(data):
-        event, why = _event(raw)
-        if event is None:
-            malformed.append((n, why))
-        else:
-            out.extend(_event_findings(path, n, event))
+    malformed: list[tuple[int, str]] = []  # the first MAX_FINDINGS + 1: the rest are counted
+    total = 0
+
+    def events() -> Iterator[Finding]:
+        nonlocal total
+        for n, raw in _event_lines(data):
+            event, why = _event(raw)
+            if event is None:
+                total += 1
+                if len(malformed) <= MAX_FINDINGS:
+                    malformed.append((n, why))
+            else:
+                yield from _event_findings(path, n, event)
+
+    out = _capped(path, events())
     # "malformed JSONL lines: report continues, increments `malformed_count`, and lists file and line"
-    total = len(malformed)
     out.extend(
         finding("HG620", path, f"malformed event ({why}); {total} malformed line(s) in this file", line=n)
-        for n, why in malformed
+        for n, why in malformed[:MAX_FINDINGS]
     )
+    if total > MAX_FINDINGS:
+        out.append(_more("HG620", path, total - MAX_FINDINGS, malformed[MAX_FINDINGS][0]))
     return out
 
 
@@ -181,14 +211,16 @@ def gate_events(path: str, old: bytes | None, new: bytes | None) -> list[Finding
         n = _first_difference(old, new)
         return [finding("HG624", path, "lines already committed were changed or removed", line=n)]
     start = old.count(b"\n") + 1  # the line the appended bytes begin on
-    out = []
+    return _capped(path, _unlabelled(path, old, new, start))
+
+
+def _unlabelled(path: str, old: bytes, new: bytes, start: int) -> Iterator[Finding]:
     for n, raw in _event_lines(new):
         if n < start or (n == start and not old.endswith(b"\n") and old):
             continue
         event, _ = _event(raw)
         if event is not None and event.get("evidence_kind", "unknown") == "unknown":
-            out.append(finding("HG625", path, "an appended event has no `decision`/`routine` kind", line=n))
-    return out
+            yield finding("HG625", path, "an appended event has no `decision`/`routine` kind", line=n)
 
 
 def _first_difference(old: bytes, new: bytes) -> int:
@@ -639,11 +671,11 @@ def lint(path: str, data: bytes, ctx: Context) -> list[Finding]:
     if kind == "events":
         return lint_events(path, data)
     if kind == "team":
-        return lint_team(path, data)
+        return _capped(path, lint_team(path, data))
     if kind == "state":
-        return lint_state(path, data)
+        return _capped(path, lint_state(path, data))
     if kind == "requirements":
-        return lint_requirements(path, data)
+        return _capped(path, lint_requirements(path, data))
     return []
 
 

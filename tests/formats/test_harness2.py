@@ -304,3 +304,15 @@ def test_gate_blocks_deleting_the_file_that_named_a_skill(repo: Repo) -> None:
     repo.git("commit", "-qm", "tree")
     repo.git("rm", "-q", f"{DATA}/harness/guardrails.md")
     assert _check(repo) == [("HG661", f"{DATA}/harness/guardrails.md", None)]
+
+
+def test_findings_are_capped_per_rule(repo: Repo) -> None:
+    ctx = formats.Context(config.parse(b"", None), formats.Files(repo.path, None, worktree=True))
+    cap = harness2.MAX_FINDINGS
+    scripts = harness2.lint(f"{DATA}/harness/memory.md", b"run scripts/gone.py\n" * 500, ctx)
+    assert [f.code for f in scripts] == ["HG662"] * (cap + 1)
+    assert scripts[-1].message.startswith(f"{500 - cap} more HG662")
+    lesson = b"## Transferable lesson\n" + b"- **Cue:** again\n" * 501
+    found = harness2.lint(f"{DATA}/library/d/EXPERIENCE.md", lesson, ctx)
+    assert [f.code for f in found] == ["HG664"] * (cap + 1)
+    assert found[-1].message.startswith(f"{501 - cap} more HG664")  # 500 repeats, 1 lesson short

@@ -252,3 +252,20 @@ def test_large_markdown_files_lint_in_linear_time() -> None:
         start = time.monotonic()
         runtime.lint(path, data, ctx)
         assert time.monotonic() - start < 5, path
+
+
+def test_findings_are_capped_per_rule_and_the_malformed_count_stays_exact() -> None:
+    """A log of a million bad lines is one screen of findings, not a million."""
+    ctx = formats.Context(None, None)  # type: ignore[arg-type]  (the rules never consult it)
+    data = b"{}\n" * 20_000 + b"not json\n" * 30_000
+    found = runtime.lint(EVENTS, data, ctx)
+    cap = runtime.MAX_FINDINGS
+    by_code: dict[str, list[str]] = {}
+    for f in found:
+        by_code.setdefault(f.code, []).append(f.message)
+    assert sorted(by_code) == ["HG620", "HG621"]
+    assert len(by_code["HG621"]) == cap + 1 and f"{20_000 - cap} more" in by_code["HG621"][-1]
+    assert len(by_code["HG620"]) == cap + 1 and f"{30_000 - cap} more" in by_code["HG620"][-1]
+    assert all("30000 malformed line(s)" in m for m in by_code["HG620"][:cap])
+    unlabelled = runtime.gate(EVENTS, b"", b'{"command": "x"}\n' * 1000, ctx)
+    assert len(unlabelled) == cap + 1 and unlabelled[-1].message.startswith(f"{1000 - cap} more HG625")
