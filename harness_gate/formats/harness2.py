@@ -147,7 +147,7 @@ def _capped(path: str, found: Iterable[Finding]) -> list[Finding]:
 
 def _named(name: str, root: str, ctx: Context) -> bool:
     """Seed §5: "A skill's literal name must appear in system.md or guardrails.md"."""
-    needle = name.encode("utf-8")
+    needle = name.encode("utf-8", "surrogateescape")  # a non-UTF-8 directory name arrives surrogate-escaped
     return any(needle in (ctx.files.read(root + f) or b"") for f in NAMING)
 
 
@@ -236,7 +236,12 @@ def _names_removed(path: str, old: bytes, r: Role, ctx: Context) -> list[Finding
     found = []
     for other in ctx.files.paths(r.root):
         s = role(other)
-        if s.kind == "skill" and s.root == r.root and s.name.encode("utf-8") in old and not _named(s.name, r.root, ctx):
+        if (
+            s.kind == "skill"
+            and s.root == r.root
+            and s.name.encode("utf-8", "surrogateescape") in old
+            and not _named(s.name, r.root, ctx)
+        ):
             message = f"this change removes the last mention of skill `{s.name}` ({other})"
             found.append(finding("HG661", path, message))
     return found

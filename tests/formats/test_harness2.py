@@ -8,6 +8,7 @@ and linted with `harness-gate lint FILE... --format json`.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -316,3 +317,23 @@ def test_findings_are_capped_per_rule(repo: Repo) -> None:
     found = harness2.lint(f"{DATA}/library/d/EXPERIENCE.md", lesson, ctx)
     assert [f.code for f in found] == ["HG664"] * (cap + 1)
     assert found[-1].message.startswith(f"{501 - cap} more HG664")  # 500 repeats, 1 lesson short
+
+
+def test_a_skill_directory_name_that_is_not_utf8(repo: Repo) -> None:
+    """Git paths are bytes: a non-UTF-8 skill name arrives surrogate-escaped and must not
+    crash the naming rule (it once raised UnicodeEncodeError, reported as HG999)."""
+    _adopted(repo)
+    _tree(repo)
+    skill = repo.path / DATA / "harness" / "skills" / os.fsdecode(b"caf\xe9")
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_bytes(b"# Cafe\n")
+    repo.git("add", "-A")
+    res = repo.cli("check", "--staged", "--format", "json")
+    codes = [f["code"] for f in json.loads(res.output)["findings"]]
+    assert "HG999" not in codes and res.exit_code != 2
+    assert "HG661" in codes  # named nowhere: the rule ran
+    repo.git("commit", "-qm", "skill")
+    repo.write(f"{DATA}/harness/guardrails.md", "# Guardrails\n\nBe careful.\n")  # the gate's naming rule
+    repo.git("add", "-A")
+    res = repo.cli("check", "--staged", "--format", "json")
+    assert "HG999" not in [f["code"] for f in json.loads(res.output)["findings"]] and res.exit_code != 2
