@@ -32,7 +32,7 @@ BLOCK = sorted(c for c in RULES if "HG620" <= c <= "HG639")
 # Where each kind lives in the test repositories (all found by the default paths).
 EVENTS = ".codex/harness/evidence/2026-05-11.jsonl"
 TEAM = "plans/report.harness-agent-team.json"
-REQUIREMENTS = "docs/requirements/report-harness-requirements.md"
+REQUIREMENTS = "docs/requirements/report.harness-requirements.md"
 STATE = "docs/harness-state.md"
 BOUNDARY = (".codex/**", "plans/**", "docs/**")
 
@@ -206,6 +206,11 @@ def test_formats_status_counts_events(repo: Repo) -> None:
         ("docs/requirements.md", False),
         ("harness-state.md", False),
         ("docs/harness-state.txt", False),
+        # ordinary names that merely end the same way (a wiring harness, a test harness)
+        ("docs/wiring-harness-requirements.md", False),
+        ("test-harness-requirements.md", False),
+        ("rigs/test-harness-agent-team.json", False),
+        ("docs/requirements/report-harness-requirements.md", False),
     ],
 )
 def test_default_paths(path: str, found: bool) -> None:
