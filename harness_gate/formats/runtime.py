@@ -13,6 +13,7 @@ Every rule here quotes the seed; what the seed leaves open is left alone.
 from __future__ import annotations
 
 import bisect
+import datetime
 import itertools
 import json
 import posixpath
@@ -130,6 +131,18 @@ def _event_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
             yield n, raw.removesuffix(b"\r")
 
 
+def _timestamp(stamp: object) -> bool:
+    """ISO 8601 that names a real moment: `2025-13-45T99:99:99` has the shape, not the date.
+    What follows the seconds (a fraction, `Z`, an offset) is left to the writer."""
+    if not isinstance(stamp, str) or not TIMESTAMP.match(stamp):
+        return False
+    try:
+        datetime.datetime.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return False
+    return True
+
+
 def _event_findings(path: str, n: int, event: dict[str, Any]) -> list[Finding]:
     out = []
     # "Required verification evidence fields: command, exit_code, key_output, timestamp"
@@ -141,7 +154,7 @@ def _event_findings(path: str, n: int, event: dict[str, Any]) -> list[Finding]:
     if not isinstance(event.get("key_output"), str):
         wrong.append("key_output")
     stamp = event.get("timestamp")
-    if not isinstance(stamp, str) or not TIMESTAMP.match(stamp):
+    if not _timestamp(stamp):
         wrong.append("timestamp")
     if wrong:
         out.append(finding("HG621", path, f"missing or mistyped: {', '.join(wrong)}", line=n))

@@ -274,3 +274,22 @@ def test_findings_are_capped_per_rule_and_the_malformed_count_stays_exact() -> N
     assert all("30000 malformed line(s)" in m for m in by_code["HG620"][:cap])
     unlabelled = runtime.gate(EVENTS, b"", b'{"command": "x"}\n' * 1000, ctx)
     assert len(unlabelled) == cap + 1 and unlabelled[-1].message.startswith(f"{1000 - cap} more HG625")
+
+
+@pytest.mark.parametrize(
+    ("stamp", "ok"),
+    [
+        ("2026-05-11T09:30:00Z", True),
+        ("2026-05-11T09:30:00.123456+02:00", True),
+        ("2024-02-29T23:59:59", True),
+        ("2025-13-45T99:99:99", False),
+        ("2025-02-29T10:00:00", False),
+        ("2026-05-11T24:00:00", False),
+        ("2026-05-11", False),
+    ],
+)
+def test_event_timestamp_is_a_real_moment(stamp: str, ok: bool) -> None:
+    ctx = formats.Context(None, None)  # type: ignore[arg-type]  (the rules never consult it)
+    event = {"command": "make test", "exit_code": 0, "key_output": "ok", "timestamp": stamp, "evidence_kind": "routine"}
+    found = runtime.lint(EVENTS, json.dumps(event).encode() + b"\n", ctx)
+    assert [f.code for f in found] == ([] if ok else ["HG621"])
