@@ -46,8 +46,10 @@ REGISTRY: Mapping[str, Entry] = {
         "harness_gate.formats.runtime",
         (
             "**/.codex/harness/evidence/**/*.jsonl",
-            "**/*harness-agent-team.json",
-            "**/*harness-requirements.md",
+            "**/harness-agent-team.json",
+            "**/*.harness-agent-team.json",
+            "**/harness-requirements.md",
+            "**/*.harness-requirements.md",
             "**/docs/harness-state.md",
         ),
     ),

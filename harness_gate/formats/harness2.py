@@ -22,6 +22,7 @@ the component part of the path.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from harness_gate.findings import Finding, finding
@@ -32,6 +33,7 @@ NAMING = ("system.md", "guardrails.md")  # where a skill's name must appear (see
 CAP = 12_000  # characters per always-on file: the seed's default cap
 LESSON_FIELDS = ("cue", "lesson", "evidence", "confidence")
 MAX_BRACE_FINDINGS = 20  # per file: enough to act on, bounded on a 16 MiB file
+MAX_FINDINGS = 20  # per file and rule (HG662, HG664, HG665), then one finding counting the rest
 
 _SKILL = re.compile(r"(?P<root>(?:.*/)?)skills/(?P<name>[^/]+)/SKILL\.md")
 _AGENT = re.compile(r"(?P<root>(?:.*/)?)sub_agents/(?P<name>[^/]+)/AGENT\.md")
@@ -114,20 +116,38 @@ def _script_dirs(r: Role) -> tuple[str, ...]:
     return (r.root,)
 
 
-def _missing_scripts(path: str, text: str, r: Role, ctx: Context) -> list[Finding]:
-    """Seed §5: "Referenced scripts must exist in the same tree"."""
-    found = []
+def _missing_scripts(path: str, text: str, r: Role, ctx: Context, only: str | None = None) -> Iterator[Finding]:
+    """Seed §5: "Referenced scripts must exist in the same tree" (`only`: that one reference)."""
     for n, line in enumerate(text.split("\n"), start=1):
         for ref in dict.fromkeys(_SCRIPT_REF.findall(line)):
+            if only is not None and ref != only:
+                continue
             if not any(ctx.files.exists(d + ref) for d in _script_dirs(r)):
                 message = f"`{ref}` is referenced but not in the tree ({r.root + ref})"
-                found.append(finding("HG662", path, message, line=n))
-    return found
+                yield finding("HG662", path, message, line=n)
+
+
+def _capped(path: str, found: Iterable[Finding]) -> list[Finding]:
+    """The first MAX_FINDINGS findings of each rule, then one saying how many more there
+    are: a file of a million bad lines needs one screen, not a million findings."""
+    out: list[Finding] = []
+    seen: dict[str, int] = {}
+    first_over: dict[str, int | None] = {}
+    for f in found:
+        n = seen[f.code] = seen.get(f.code, 0) + 1
+        if n <= MAX_FINDINGS:
+            out.append(f)
+        elif n == MAX_FINDINGS + 1:
+            first_over[f.code] = f.line
+    for code, line in first_over.items():
+        more = seen[code] - MAX_FINDINGS
+        out.append(finding(code, path, f"{more} more {code} finding(s) in this file (not listed)", line=line))
+    return out
 
 
 def _named(name: str, root: str, ctx: Context) -> bool:
     """Seed §5: "A skill's literal name must appear in system.md or guardrails.md"."""
-    needle = name.encode("utf-8")
+    needle = name.encode("utf-8", "surrogateescape")  # a non-UTF-8 directory name arrives surrogate-escaped
     return any(needle in (ctx.files.read(root + f) or b"") for f in NAMING)
 
 
@@ -158,10 +178,9 @@ def _lesson_sections(lines: list[str]) -> list[tuple[int, list[tuple[int, str]]]
     return sections
 
 
-def _lesson(path: str, heading: int, body: list[tuple[int, str]]) -> list[Finding]:
+def _lesson(path: str, heading: int, body: list[tuple[int, str]]) -> Iterator[Finding]:
     """Seed §4: a lesson is "a cue ..., a lesson naming the component and the operation,
     the evidence, and a confidence"."""
-    found = []
     seen: set[str] = set()
     for n, line in body:
         m = _FIELD.fullmatch(line.rstrip("\r"))
@@ -169,25 +188,26 @@ def _lesson(path: str, heading: int, body: list[tuple[int, str]]) -> list[Findin
         if m is None or key not in LESSON_FIELDS:
             continue
         if key in seen:
-            found.append(finding("HG664", path, f"the lesson's `{key}` is given twice", line=n))
+            yield finding("HG664", path, f"the lesson's `{key}` is given twice", line=n)
         elif not m["value"].strip():
-            found.append(finding("HG664", path, f"the lesson's `{key}` is empty", line=n))
+            yield finding("HG664", path, f"the lesson's `{key}` is empty", line=n)
         seen.add(key)
     missing = [k for k in LESSON_FIELDS if k not in seen]
     if missing:
-        found.append(finding("HG664", path, f"the lesson has no {', '.join(missing)}", line=heading))
-    return found
+        yield finding("HG664", path, f"the lesson has no {', '.join(missing)}", line=heading)
 
 
 def _lessons(path: str, text: str) -> list[Finding]:
     sections = _lesson_sections(text.split("\n"))
-    found: list[Finding] = []
-    for i, (heading, body) in enumerate(sections):
-        if i > 0:
-            # Seed §4: reflection writes "at most one transferable lesson".
-            found.append(finding("HG665", path, f"lesson {i + 1} of {len(sections)} in one reflection", line=heading))
-        found.extend(_lesson(path, heading, body))
-    return found
+
+    def each() -> Iterator[Finding]:
+        for i, (heading, body) in enumerate(sections):
+            if i > 0:
+                # Seed §4: reflection writes "at most one transferable lesson".
+                yield finding("HG665", path, f"lesson {i + 1} of {len(sections)} in one reflection", line=heading)
+            yield from _lesson(path, heading, body)
+
+    return _capped(path, each())
 
 
 def lint(path: str, data: bytes, ctx: Context) -> list[Finding]:
@@ -207,7 +227,7 @@ def lint(path: str, data: bytes, ctx: Context) -> list[Finding]:
         found += _cap(path, text) + _braces(path, text)
     if r.kind == "skill":
         found += _unnamed_skill(path, r, ctx)
-    return found + _missing_scripts(path, text, r, ctx)
+    return found + _capped(path, _missing_scripts(path, text, r, ctx))
 
 
 def _names_removed(path: str, old: bytes, r: Role, ctx: Context) -> list[Finding]:
@@ -216,7 +236,12 @@ def _names_removed(path: str, old: bytes, r: Role, ctx: Context) -> list[Finding
     found = []
     for other in ctx.files.paths(r.root):
         s = role(other)
-        if s.kind == "skill" and s.root == r.root and s.name.encode("utf-8") in old and not _named(s.name, r.root, ctx):
+        if (
+            s.kind == "skill"
+            and s.root == r.root
+            and s.name.encode("utf-8", "surrogateescape") in old
+            and not _named(s.name, r.root, ctx)
+        ):
             message = f"this change removes the last mention of skill `{s.name}` ({other})"
             found.append(finding("HG661", path, message))
     return found
@@ -232,7 +257,7 @@ def _script_deleted(path: str, r: Role, ctx: Context) -> list[Finding]:
             continue
         text, _ = _decode(other, ctx.files.read(other) or b"")
         if text is not None:
-            found += [f for f in _missing_scripts(other, text, s, ctx) if f"`{ref}`" in f.message]
+            found += _capped(other, _missing_scripts(other, text, s, ctx, only=ref))
     return found
 
 

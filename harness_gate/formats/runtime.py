@@ -13,11 +13,12 @@ Every rule here quotes the seed; what the seed leaves open is left alone.
 from __future__ import annotations
 
 import bisect
+import datetime
 import itertools
 import json
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,12 +36,34 @@ PROTECTED = "docs/harness-state.md"
 DEMAND_FIELDS = ("L", "H_tool", "S_state", "N_obs")
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
 SHA256 = re.compile(r"[0-9a-f]{64}")
+MAX_FINDINGS = 50  # per file and rule, then one finding counting the rest (as the tasks format)
 
 
 def _show(value: object) -> str:
     """A value for a message: repr (so control characters stay escaped), kept short."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _capped(path: str, found: Iterable[Finding]) -> list[Finding]:
+    """The first MAX_FINDINGS findings of each rule, then one saying how many more there
+    are: a file of a million bad lines needs one screen, not a million findings."""
+    out: list[Finding] = []
+    seen: dict[str, int] = {}
+    first_over: dict[str, int | None] = {}
+    for f in found:
+        n = seen[f.code] = seen.get(f.code, 0) + 1
+        if n <= MAX_FINDINGS:
+            out.append(f)
+        elif n == MAX_FINDINGS + 1:
+            first_over[f.code] = f.line
+    for code, line in first_over.items():
+        out.append(_more(code, path, seen[code] - MAX_FINDINGS, line))
+    return out
+
+
+def _more(code: str, path: str, more: int, line: int | None) -> Finding:
+    return finding(code, path, f"{more} more {code} finding(s) in this file (not listed)", line=line)
 
 
 # -- kind ------------------------------------------------------------------------------
@@ -108,6 +131,18 @@ def _event_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
             yield n, raw.removesuffix(b"\r")
 
 
+def _timestamp(stamp: object) -> bool:
+    """ISO 8601 that names a real moment: `2025-13-45T99:99:99` has the shape, not the date.
+    What follows the seconds (a fraction, `Z`, an offset) is left to the writer."""
+    if not isinstance(stamp, str) or not TIMESTAMP.match(stamp):
+        return False
+    try:
+        datetime.datetime.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return False
+    return True
+
+
 def _event_findings(path: str, n: int, event: dict[str, Any]) -> list[Finding]:
     out = []
     # "Required verification evidence fields: command, exit_code, key_output, timestamp"
@@ -119,7 +154,7 @@ def _event_findings(path: str, n: int, event: dict[str, Any]) -> list[Finding]:
     if not isinstance(event.get("key_output"), str):
         wrong.append("key_output")
     stamp = event.get("timestamp")
-    if not isinstance(stamp, str) or not TIMESTAMP.match(stamp):
+    if not _timestamp(stamp):
         wrong.append("timestamp")
     if wrong:
         out.append(finding("HG621", path, f"missing or mistyped: {', '.join(wrong)}", line=n))
@@ -154,20 +189,28 @@ def _count(value: object) -> int | None:
 
 
 def lint_events(path: str, data: bytes) -> list[Finding]:
-    out: list[Finding] = []
-    malformed: list[tuple[int, str]] = []
-    for n, raw in _event_lines(data):
-        event, why = _event(raw)
-        if event is None:
-            malformed.append((n, why))
-        else:
-            out.extend(_event_findings(path, n, event))
+    malformed: list[tuple[int, str]] = []  # the first MAX_FINDINGS + 1: the rest are counted
+    total = 0
+
+    def events() -> Iterator[Finding]:
+        nonlocal total
+        for n, raw in _event_lines(data):
+            event, why = _event(raw)
+            if event is None:
+                total += 1
+                if len(malformed) <= MAX_FINDINGS:
+                    malformed.append((n, why))
+            else:
+                yield from _event_findings(path, n, event)
+
+    out = _capped(path, events())
     # "malformed JSONL lines: report continues, increments `malformed_count`, and lists file and line"
-    total = len(malformed)
     out.extend(
         finding("HG620", path, f"malformed event ({why}); {total} malformed line(s) in this file", line=n)
-        for n, why in malformed
+        for n, why in malformed[:MAX_FINDINGS]
     )
+    if total > MAX_FINDINGS:
+        out.append(_more("HG620", path, total - MAX_FINDINGS, malformed[MAX_FINDINGS][0]))
     return out
 
 
@@ -181,14 +224,16 @@ def gate_events(path: str, old: bytes | None, new: bytes | None) -> list[Finding
         n = _first_difference(old, new)
         return [finding("HG624", path, "lines already committed were changed or removed", line=n)]
     start = old.count(b"\n") + 1  # the line the appended bytes begin on
-    out = []
+    return _capped(path, _unlabelled(path, old, new, start))
+
+
+def _unlabelled(path: str, old: bytes, new: bytes, start: int) -> Iterator[Finding]:
     for n, raw in _event_lines(new):
         if n < start or (n == start and not old.endswith(b"\n") and old):
             continue
         event, _ = _event(raw)
         if event is not None and event.get("evidence_kind", "unknown") == "unknown":
-            out.append(finding("HG625", path, "an appended event has no `decision`/`routine` kind", line=n))
-    return out
+            yield finding("HG625", path, "an appended event has no `decision`/`routine` kind", line=n)
 
 
 def _first_difference(old: bytes, new: bytes) -> int:
@@ -516,21 +561,22 @@ class Field:
 
 def _fields(body: list[tuple[int, str]]) -> dict[str, Field]:
     """Top-level `- name: value` bullets with their indented continuation lines."""
-    out: dict[str, Field] = {}
+    heads: dict[str, tuple[int, str]] = {}
+    subs: dict[str, list[str]] = {}  # a list per field: rebuilding a tuple per line is quadratic
     current: str | None = None
     for n, text in body:
         match = _FIELD.match(text)
         if match:
             # The first spelling of a field counts; a repeat's lines belong to nobody.
-            current = match[1] if match[1] not in out else None
+            current = match[1] if match[1] not in heads else None
             if current is not None:
-                out[current] = Field(n, match[2].strip(), ())
+                heads[current] = (n, match[2].strip())
+                subs[current] = []
         elif current is not None and text[:1].isspace() and text.strip():
-            f = out[current]
-            out[current] = Field(f.line, f.value, (*f.sub, text.strip()))
+            subs[current].append(text.strip())
         elif text.strip():
             current = None  # any other unindented line ends the bullet
-    return out
+    return {name: Field(line, value, tuple(subs[name])) for name, (line, value) in heads.items()}
 
 
 def lint_requirements(path: str, data: bytes) -> list[Finding]:
@@ -638,11 +684,11 @@ def lint(path: str, data: bytes, ctx: Context) -> list[Finding]:
     if kind == "events":
         return lint_events(path, data)
     if kind == "team":
-        return lint_team(path, data)
+        return _capped(path, lint_team(path, data))
     if kind == "state":
-        return lint_state(path, data)
+        return _capped(path, lint_state(path, data))
     if kind == "requirements":
-        return lint_requirements(path, data)
+        return _capped(path, lint_requirements(path, data))
     return []
 
 

@@ -8,6 +8,7 @@ and linted with `harness-gate lint FILE... --format json`.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -304,3 +305,35 @@ def test_gate_blocks_deleting_the_file_that_named_a_skill(repo: Repo) -> None:
     repo.git("commit", "-qm", "tree")
     repo.git("rm", "-q", f"{DATA}/harness/guardrails.md")
     assert _check(repo) == [("HG661", f"{DATA}/harness/guardrails.md", None)]
+
+
+def test_findings_are_capped_per_rule(repo: Repo) -> None:
+    ctx = formats.Context(config.parse(b"", None), formats.Files(repo.path, None, worktree=True))
+    cap = harness2.MAX_FINDINGS
+    scripts = harness2.lint(f"{DATA}/harness/memory.md", b"run scripts/gone.py\n" * 500, ctx)
+    assert [f.code for f in scripts] == ["HG662"] * (cap + 1)
+    assert scripts[-1].message.startswith(f"{500 - cap} more HG662")
+    lesson = b"## Transferable lesson\n" + b"- **Cue:** again\n" * 501
+    found = harness2.lint(f"{DATA}/library/d/EXPERIENCE.md", lesson, ctx)
+    assert [f.code for f in found] == ["HG664"] * (cap + 1)
+    assert found[-1].message.startswith(f"{501 - cap} more HG664")  # 500 repeats, 1 lesson short
+
+
+def test_a_skill_directory_name_that_is_not_utf8(repo: Repo) -> None:
+    """Git paths are bytes: a non-UTF-8 skill name arrives surrogate-escaped and must not
+    crash the naming rule (it once raised UnicodeEncodeError, reported as HG999)."""
+    _adopted(repo)
+    _tree(repo)
+    skill = repo.path / DATA / "harness" / "skills" / os.fsdecode(b"caf\xe9")
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_bytes(b"# Cafe\n")
+    repo.git("add", "-A")
+    res = repo.cli("check", "--staged", "--format", "json")
+    codes = [f["code"] for f in json.loads(res.output)["findings"]]
+    assert "HG999" not in codes and res.exit_code != 2
+    assert "HG661" in codes  # named nowhere: the rule ran
+    repo.git("commit", "-qm", "skill")
+    repo.write(f"{DATA}/harness/guardrails.md", "# Guardrails\n\nBe careful.\n")  # the gate's naming rule
+    repo.git("add", "-A")
+    res = repo.cli("check", "--staged", "--format", "json")
+    assert "HG999" not in [f["code"] for f in json.loads(res.output)["findings"]] and res.exit_code != 2
