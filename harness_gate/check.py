@@ -239,7 +239,7 @@ def _check_index(
     data: dict[str, Any] = {"active": True, "changes": len(changes), "commits": 0}
     code = gate.touches_code(changes, cfg.artifacts_dir)
     used: set[str] = set()
-    state = gate.State("index", None, changes, new, olds, merge=bool(others))
+    state = gate.State("index", None, changes, new, olds, merge=bool(others), first_parent=head)
     found = gate.check_state(state, plan_id, used=used)
     return found, data, Head(new, lambda: _fingerprint(root, cfg, None), code, frozenset(used), anchors=anchors)
 
@@ -374,7 +374,10 @@ def _judge(
             return [state_of(p) for p in parents] or [snapshot.empty(root, cfg)]
 
         merge = len(commit.parents) > 1
-        state = gate.State(f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds, merge=merge)
+        first = commit.parents[0] if merge else None
+        state = gate.State(
+            f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds, merge=merge, first_parent=first
+        )
         prefix = f"commit {commit.oid[:12]}: "
         used_here: set[str] = set()
         findings.extend(gate.check_state(state, plan_id, prefix=prefix, used=used_here))

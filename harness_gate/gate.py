@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
 from harness_gate import evidence, formats, git, lifecycle, plans
-from harness_gate.config import CONFIG_FILE
+from harness_gate.config import CONFIG_FILE, Config
 from harness_gate.findings import Finding, finding
 from harness_gate.snapshot import Snapshot
 
@@ -98,6 +98,7 @@ class State:
     new: Snapshot
     load_olds: Callable[[], Sequence[Snapshot]]  # read only when the artifacts root changed
     merge: bool = False  # more than one parent: each side's files meet here for the first time
+    first_parent: str | None = None  # with merge: the first parent (HEAD for the index)
 
     @functools.cached_property
     def olds(self) -> Sequence[Snapshot]:
@@ -136,17 +137,23 @@ def _formats(state: State, changes: Sequence[git.Change]) -> list[Finding]:
     """Files of the other harness formats (seeds 001-004) this change touches: valid in
     the new state, and each move allowed (docs/formats.md)."""
     new = state.new
+    root = new.root
     match = formats.matcher(new.config)
-    mine = [c for c in changes if match.which(c.path) is not None]
     merged: list[Finding] = []
-    if state.merge:
-        # A merge's own changes leave out files that come unchanged from one side, but a
-        # rule spanning files (a verdict from one side, a passed state from the other)
-        # meets both here: every format file of the result is validated as a whole.
-        merged = _formats_whole(state, match)
+    if state.merge and state.first_parent is not None:
+        # A merge's own changes leave out files that come unchanged from one side, but
+        # both sides meet here: a file the other side changed moves, for the first-parent
+        # line, from its bytes there (a frozen spec edited on one side, the loop started on
+        # the other), and a rule spanning files (a passed state from one side, a failing
+        # newer verdict from the other) is judged on the whole result.
+        if state.rev is None:
+            changes = git.staged_changes(root, state.first_parent)
+        else:
+            changes = git.tree_changes(root, state.first_parent, state.rev)
+        merged = _formats_whole(state, match, state.first_parent)
+    mine = [c for c in changes if match.which(c.path) is not None]
     if not mine:
         return merged
-    root = new.root
     # The first parent's bytes: what the change moved the file from.
     olds = {c.old_oids[0] for c in mine if not c.added and c.old_modes[0].startswith("100")}
     before = git.read_blobs(root, sorted(olds))
@@ -167,14 +174,22 @@ def _formats(state: State, changes: Sequence[git.Change]) -> list[Finding]:
     return list(dict.fromkeys([*merged, *found]))
 
 
-def _formats_whole(state: State, match: formats.Matcher) -> list[Finding]:
-    files = formats.Files(state.new.root, state.rev)
-    ctx = formats.Context(state.new.config, files)
+def _formats_whole(state: State, match: formats.Matcher, first_parent: str) -> list[Finding]:
+    """Every format file of a merge's result, less what the first parent already held:
+    a problem older than the merge is not the merge's (and was judged where it arose)."""
+    after = _lint_all_formats(formats.Files(state.new.root, state.rev), state.new.config, match)
+    before = {(f.code, f.path) for f in _lint_all_formats(formats.Files(state.new.root, first_parent),
+                                                          state.new.config, match)}  # fmt: skip
+    return [f for f in after if (f.code, f.path) not in before]
+
+
+def _lint_all_formats(files: formats.Files, config: Config, match: formats.Matcher) -> list[Finding]:
+    ctx = formats.Context(config, files)
+    chosen = [(name, p) for p in files.paths() if (name := match.which(p.encode("utf-8", "surrogateescape")))]
+    files.prefetch([p for _, p in chosen])  # one git call for all of them, not two per file
     found: list[Finding] = []
-    for path in files.paths():
-        name = match.which(path.encode("utf-8", "surrogateescape"))
-        if name is not None:
-            found.extend(formats.lint_file(name, path, files.read(path), ctx))
+    for name, path in chosen:
+        found.extend(formats.lint_file(name, path, files.read(path), ctx))
     return found
 
 

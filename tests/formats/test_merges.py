@@ -65,3 +65,41 @@ def test_a_new_iteration_file_re_judges_a_passed_state(repo: Repo) -> None:
     repo.write(".harness/iterations/02/notes.md", "x\n")
     repo.git("add", "-A")
     assert _check(repo, "--staged") == (1, ["HG643"])
+
+
+def test_a_merge_that_edits_a_frozen_spec(repo: Repo) -> None:
+    """a edits spec.md while the loop is still planning (allowed); b starts iterating. The
+    merge brings a's edit onto b's line, where the spec is frozen: HG648."""
+    adopt(repo, (".harness/**", "src/**"))
+    repo.write(".harness/spec.md", SPEC)
+    repo.write(".harness/state.json", _state("planning", 0))
+    base = _commit(repo, "base")
+    repo.git("checkout", "-qb", "a")
+    repo.write(".harness/spec.md", SPEC + "more\n")
+    _commit(repo, "a edits spec while planning")
+    assert _check(repo, "--range", "HEAD^..HEAD", "--stage", "pre-commit") == (0, [])
+    repo.git("checkout", "-qb", "b", base)
+    repo.write(".harness/iterations/01/verdict.json", _verdict("fail", 1))
+    _commit(repo, "b starts iterating")
+    repo.git("merge", "-q", "--no-ff", "--no-edit", "a")
+    assert _check(repo, "--range", "HEAD^1..HEAD", "--stage", "pre-commit") == (1, ["HG648"])
+
+
+def test_a_merge_does_not_re_report_older_problems(repo: Repo) -> None:
+    """Format problems the first parent already had (committed before the gate was on, or
+    with --no-verify) are not the merge's: a merge of two clean sides passes."""
+    adopt(repo, (".harness/**", "src/**"))
+    repo.write(".harness/spec.md", SPEC)
+    repo.write(".harness/state.json", _state("generating", 1))
+    for i in range(1, 4):
+        repo.write(f".harness/iterations/{i:03d}/verdict.json", _verdict("fail", i))  # HG649: width 3
+    base = _commit(repo, "base")
+    repo.git("checkout", "-qb", "side")
+    repo.write("src/a.txt", "x\n")
+    _commit(repo, "side")
+    repo.git("checkout", "-qb", "main2", base)
+    repo.write("src/b.txt", "x\n")
+    _commit(repo, "main2")
+    repo.git("merge", "-q", "--no-ff", "--no-edit", "side")
+    assert _check(repo, "--range", "HEAD^1..HEAD", "--stage", "pre-commit") == (0, [])
+    assert "HG649" in repo.cli("lint", ".harness/iterations/001/verdict.json").output  # still there
