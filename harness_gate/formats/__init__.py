@@ -16,7 +16,7 @@ import importlib
 import os
 import re
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -192,6 +192,28 @@ class Matcher:
         if path not in self._cache:
             self._cache[path] = next((name for name, b in self.compiled if b.matches(path)), None)
         return self._cache[path]
+
+
+def more_finding(code: str, path: str, more: int, line: int | None) -> Finding:
+    """The one finding that stands for `more` findings of `code` past a cap."""
+    return finding(code, path, f"{more} more {code} finding(s) in this file (not listed)", line=line)
+
+
+def capped(path: str, found: Iterable[Finding], limit: int) -> list[Finding]:
+    """The first `limit` findings of each rule, then one saying how many more there are:
+    a file of a million bad lines needs one screen, not a million findings."""
+    out: list[Finding] = []
+    seen: dict[str, int] = {}
+    first_over: dict[str, int | None] = {}
+    for f in found:
+        n = seen[f.code] = seen.get(f.code, 0) + 1
+        if n <= limit:
+            out.append(f)
+        elif n == limit + 1:
+            first_over[f.code] = f.line
+    for code, line in first_over.items():
+        out.append(more_finding(code, path, seen[code] - limit, line))
+    return out
 
 
 def enabled(config: Config) -> list[str]:

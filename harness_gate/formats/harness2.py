@@ -22,11 +22,11 @@ the component part of the path.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from harness_gate.findings import Finding, finding
-from harness_gate.formats import Context, Format
+from harness_gate.formats import Context, Format, capped
 
 ALWAYS_ON = ("system.md", "guardrails.md", "memory.md", "tool-guidance.md")
 NAMING = ("system.md", "guardrails.md")  # where a skill's name must appear (seed §5)
@@ -127,24 +127,6 @@ def _missing_scripts(path: str, text: str, r: Role, ctx: Context, only: str | No
                 yield finding("HG662", path, message, line=n)
 
 
-def _capped(path: str, found: Iterable[Finding]) -> list[Finding]:
-    """The first MAX_FINDINGS findings of each rule, then one saying how many more there
-    are: a file of a million bad lines needs one screen, not a million findings."""
-    out: list[Finding] = []
-    seen: dict[str, int] = {}
-    first_over: dict[str, int | None] = {}
-    for f in found:
-        n = seen[f.code] = seen.get(f.code, 0) + 1
-        if n <= MAX_FINDINGS:
-            out.append(f)
-        elif n == MAX_FINDINGS + 1:
-            first_over[f.code] = f.line
-    for code, line in first_over.items():
-        more = seen[code] - MAX_FINDINGS
-        out.append(finding(code, path, f"{more} more {code} finding(s) in this file (not listed)", line=line))
-    return out
-
-
 def _named(name: str, root: str, ctx: Context) -> bool:
     """Seed §5: "A skill's literal name must appear in system.md or guardrails.md"."""
     needle = name.encode("utf-8", "surrogateescape")  # a non-UTF-8 directory name arrives surrogate-escaped
@@ -207,7 +189,7 @@ def _lessons(path: str, text: str) -> list[Finding]:
                 yield finding("HG665", path, f"lesson {i + 1} of {len(sections)} in one reflection", line=heading)
             yield from _lesson(path, heading, body)
 
-    return _capped(path, each())
+    return capped(path, each(), MAX_FINDINGS)
 
 
 def lint(path: str, data: bytes, ctx: Context) -> list[Finding]:
@@ -227,7 +209,7 @@ def lint(path: str, data: bytes, ctx: Context) -> list[Finding]:
         found += _cap(path, text) + _braces(path, text)
     if r.kind == "skill":
         found += _unnamed_skill(path, r, ctx)
-    return found + _capped(path, _missing_scripts(path, text, r, ctx))
+    return found + capped(path, _missing_scripts(path, text, r, ctx), MAX_FINDINGS)
 
 
 def _names_removed(path: str, old: bytes, r: Role, ctx: Context) -> list[Finding]:
@@ -257,7 +239,7 @@ def _script_deleted(path: str, r: Role, ctx: Context) -> list[Finding]:
             continue
         text, _ = _decode(other, ctx.files.read(other) or b"")
         if text is not None:
-            found += _capped(other, _missing_scripts(other, text, s, ctx, only=ref))
+            found += capped(other, _missing_scripts(other, text, s, ctx, only=ref), MAX_FINDINGS)
     return found
 
 

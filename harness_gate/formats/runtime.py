@@ -18,13 +18,13 @@ import itertools
 import json
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness_gate import jsonstrict
 from harness_gate.findings import Finding, finding
-from harness_gate.formats import Context, Format
+from harness_gate.formats import Context, Format, capped, more_finding
 
 READ_ONLY_ROLES = ("planner", "reviewer", "security", "qa")
 ROLES = ("planner", "worker", *READ_ONLY_ROLES[1:])
@@ -43,30 +43,6 @@ def _show(value: object) -> str:
     """A value for a message: repr (so control characters stay escaped), kept short."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _capped(path: str, found: Iterable[Finding]) -> list[Finding]:
-    """The first MAX_FINDINGS findings of each rule, then one saying how many more there
-    are: a file of a million bad lines needs one screen, not a million findings."""
-    out: list[Finding] = []
-    seen: dict[str, int] = {}
-    first_over: dict[str, int | None] = {}
-    for f in found:
-        n = seen[f.code] = seen.get(f.code, 0) + 1
-        if n <= MAX_FINDINGS:
-            out.append(f)
-        elif n == MAX_FINDINGS + 1:
-            first_over[f.code] = f.line
-    for code, line in first_over.items():
-        out.append(_more(code, path, seen[code] - MAX_FINDINGS, line))
-    return out
-
-
-def _more(code: str, path: str, more: int, line: int | None) -> Finding:
-    return finding(code, path, f"{more} more {code} finding(s) in this file (not listed)", line=line)
-
-
-# -- kind ------------------------------------------------------------------------------
 
 
 def kind_of(path: str) -> str:
@@ -203,14 +179,14 @@ def lint_events(path: str, data: bytes) -> list[Finding]:
             else:
                 yield from _event_findings(path, n, event)
 
-    out = _capped(path, events())
+    out = capped(path, events(), MAX_FINDINGS)
     # "malformed JSONL lines: report continues, increments `malformed_count`, and lists file and line"
     out.extend(
         finding("HG620", path, f"malformed event ({why}); {total} malformed line(s) in this file", line=n)
         for n, why in malformed[:MAX_FINDINGS]
     )
     if total > MAX_FINDINGS:
-        out.append(_more("HG620", path, total - MAX_FINDINGS, malformed[MAX_FINDINGS][0]))
+        out.append(more_finding("HG620", path, total - MAX_FINDINGS, malformed[MAX_FINDINGS][0]))
     return out
 
 
@@ -224,7 +200,7 @@ def gate_events(path: str, old: bytes | None, new: bytes | None) -> list[Finding
         n = _first_difference(old, new)
         return [finding("HG624", path, "lines already committed were changed or removed", line=n)]
     start = old.count(b"\n") + 1  # the line the appended bytes begin on
-    return _capped(path, _unlabelled(path, old, new, start))
+    return capped(path, _unlabelled(path, old, new, start), MAX_FINDINGS)
 
 
 def _unlabelled(path: str, old: bytes, new: bytes, start: int) -> Iterator[Finding]:
@@ -684,11 +660,11 @@ def lint(path: str, data: bytes, ctx: Context) -> list[Finding]:
     if kind == "events":
         return lint_events(path, data)
     if kind == "team":
-        return _capped(path, lint_team(path, data))
+        return capped(path, lint_team(path, data), MAX_FINDINGS)
     if kind == "state":
-        return _capped(path, lint_state(path, data))
+        return capped(path, lint_state(path, data), MAX_FINDINGS)
     if kind == "requirements":
-        return _capped(path, lint_requirements(path, data))
+        return capped(path, lint_requirements(path, data), MAX_FINDINGS)
     return []
 
 
