@@ -35,12 +35,7 @@ def _chosen(root: Path, cwd: Path, cfg: Config, names: Sequence[str]) -> list[tu
 
 
 def lint_formats(root: Path, cfg: Config, chosen: Sequence[tuple[str, str]]) -> list[Finding]:
-    files = formats.Files(root, None, worktree=True)
-    ctx = formats.Context(cfg, files)
-    found: list[Finding] = []
-    for name, path in chosen:
-        found.extend(formats.lint_file(name, path, files.read(path), ctx))
-    return found
+    return formats.lint_files(formats.Files(root, None, worktree=True), cfg, chosen)
 
 
 def format_of(root: Path, cfg: Config, rel: str) -> str | None:

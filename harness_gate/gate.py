@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
 from harness_gate import evidence, formats, git, lifecycle, plans
-from harness_gate.config import CONFIG_FILE, Config
+from harness_gate.config import CONFIG_FILE
 from harness_gate.findings import Finding, finding
 from harness_gate.snapshot import Snapshot
 
@@ -139,6 +139,7 @@ def _formats(state: State, changes: Sequence[git.Change]) -> list[Finding]:
     new = state.new
     root = new.root
     match = formats.matcher(new.config)
+    files = formats.Files(root, state.rev)
     merged: list[Finding] = []
     if state.merge and state.first_parent is not None:
         # A merge's own changes leave out files that come unchanged from one side, but
@@ -150,8 +151,11 @@ def _formats(state: State, changes: Sequence[git.Change]) -> list[Finding]:
             changes = git.staged_changes(root, state.first_parent)
         else:
             changes = git.tree_changes(root, state.first_parent, state.rev)
-        merged = _formats_whole(state, match, state.first_parent)
     mine = [c for c in changes if match.which(c.path) is not None]
+    if state.merge and state.first_parent is not None:
+        # The changed files are linted with their moves below; the rest here, once.
+        skip = {c.path.decode("utf-8", "surrogateescape") for c in mine}
+        merged = _formats_whole(state, files, match, state.first_parent, skip)
     if not mine:
         return merged
     # The first parent's bytes: what the change moved the file from.
@@ -170,27 +174,22 @@ def _formats(state: State, changes: Sequence[git.Change]) -> list[Finding]:
         return verification.fingerprint_commit(root, state.rev, new.config)
 
     lookup = formats.evidence_lookup(new.files, fingerprint)
-    found = formats.check_changes(new.config, mine, formats.Files(root, state.rev), old, lookup)
+    found = formats.check_changes(new.config, mine, files, old, lookup)
     return list(dict.fromkeys([*merged, *found]))
 
 
-def _formats_whole(state: State, match: formats.Matcher, first_parent: str) -> list[Finding]:
+def _formats_whole(
+    state: State, files: formats.Files, match: formats.Matcher, first_parent: str, skip: set[str]
+) -> list[Finding]:
     """Every format file of a merge's result, less what the first parent already held:
     a problem older than the merge is not the merge's (and was judged where it arose)."""
-    after = _lint_all_formats(formats.Files(state.new.root, state.rev), state.new.config, match)
-    before = {(f.code, f.path) for f in _lint_all_formats(formats.Files(state.new.root, first_parent),
-                                                          state.new.config, match)}  # fmt: skip
+    cfg = state.new.config
+    after = formats.lint_files(files, cfg, [(n, p) for n, p in formats.matched(files, match) if p not in skip])
+    if not after:
+        return []
+    parent = formats.Files(state.new.root, first_parent)
+    before = {(f.code, f.path) for f in formats.lint_files(parent, cfg, formats.matched(parent, match))}
     return [f for f in after if (f.code, f.path) not in before]
-
-
-def _lint_all_formats(files: formats.Files, config: Config, match: formats.Matcher) -> list[Finding]:
-    ctx = formats.Context(config, files)
-    chosen = [(name, p) for p in files.paths() if (name := match.which(p.encode("utf-8", "surrogateescape")))]
-    files.prefetch([p for _, p in chosen])  # one git call for all of them, not two per file
-    found: list[Finding] = []
-    for name, path in chosen:
-        found.extend(formats.lint_file(name, path, files.read(path), ctx))
-    return found
 
 
 def _always_blocked(state: State) -> list[Finding]:

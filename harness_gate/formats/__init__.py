@@ -317,13 +317,26 @@ def evidence_lookup(files: Mapping[str, bytes], fingerprint: Callable[[], str]) 
     return lookup
 
 
-def worktree_files(root: Path, config: Config) -> list[tuple[str, str]]:
-    """(format name, path) of every format file in the work tree (tracked or not ignored)."""
-    match = matcher(config)
-    files = Files(root, None, worktree=True)
+def matched(files: Files, match: Matcher) -> list[tuple[str, str]]:
+    """(format name, path) of every format file of a state."""
     out = []
     for path in files.paths():
-        name = match.which(os.fsencode(path))
+        name = match.which(path.encode("utf-8", "surrogateescape"))
         if name is not None:
             out.append((name, path))
     return out
+
+
+def lint_files(files: Files, config: Config, chosen: Sequence[tuple[str, str]]) -> list[Finding]:
+    """Lint the chosen (format, path) files of one state, read in one batch."""
+    files.prefetch([p for _, p in chosen])  # two git calls for all of them, not two per file
+    ctx = Context(config, files)
+    found: list[Finding] = []
+    for name, path in chosen:
+        found.extend(lint_file(name, path, files.read(path), ctx))
+    return found
+
+
+def worktree_files(root: Path, config: Config) -> list[tuple[str, str]]:
+    """(format name, path) of every format file in the work tree (tracked or not ignored)."""
+    return matched(Files(root, None, worktree=True), matcher(config))
