@@ -321,7 +321,7 @@ def matched(files: Files, match: Matcher) -> list[tuple[str, str]]:
     """(format name, path) of every format file of a state."""
     out = []
     for path in files.paths():
-        name = match.which(path.encode("utf-8", "surrogateescape"))
+        name = match.which(os.fsencode(path))  # the inverse of the os.fsdecode that named it
         if name is not None:
             out.append((name, path))
     return out
