@@ -1,3 +1,3 @@
-from harness_gate.cli import main
+from harness_gate.entry import main
 
 raise SystemExit(main())

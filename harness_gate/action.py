@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from harness_gate import check, git
+from harness_gate.entry import STAGES
 from harness_gate.errors import HarnessGateError
 from harness_gate.report import Report
 
 ZERO = re.compile(r"0+\Z")
-STAGES = ("pre-commit", "pre-push", "ci")
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,6 @@ from harness_gate.errors import ConfigError, HarnessGateError
 from harness_gate.findings import Finding, finding
 from harness_gate.report import Report
 
-STAGES = ("pre-commit", "pre-push", "ci")
 INACTIVE = "harness-gate: inactive (no artifacts root and no configuration); nothing to check"
 
 
@@ -217,7 +216,7 @@ def _check_index(
     location: git.Location, plan_id: str | None, config_file: str | None, stack: contextlib.ExitStack[bool | None]
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
     root = location.toplevel
-    head = git.head(root)
+    head = location.head
     cfg = _config(root, config_file, head)
     # HEAD (the trusted side) decides whether the gate is on; on a first commit, the index.
     if head is not None and cfg.source is None and not git.has_path(root, head, cfg.artifacts_dir):

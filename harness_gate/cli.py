@@ -1,63 +1,21 @@
 """The click layer: parse options, call harness_gate.commands, print the Report.
 
-Every command runs inside `_run`, which turns any error into a report with
-exit code 2: the gate fails closed and never shows a traceback.
+Every command runs inside `_run` (`entry.run`, shared with the lean `check` path),
+which turns any error into a report with exit code 2: the gate fails closed and never
+shows a traceback.
 """
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
 
-from harness_gate import __version__
-from harness_gate.errors import HarnessGateError
-from harness_gate.report import Report, use_color, write_json, write_text
-
-FORMATS = ("text", "json", "github")
-
-
-def _emit(report: Report, fmt: str) -> None:
-    if fmt == "github":
-        from harness_gate import github  # noqa: PLC0415
-
-        github.write_outputs(report)
-        sys.stdout.write(github.final_line(report))
-    elif fmt == "json":
-        write_json(report, sys.stdout)
-    else:
-        stream = sys.stdout
-        write_text(report, stream, color=use_color(stream))
-    sys.stdout.flush()
-
-
-def _run(name: str, fmt: str, body: Callable[[], Report]) -> None:
-    try:
-        report = body()
-    except HarnessGateError as exc:
-        report = Report(name, error=exc)
-    except KeyboardInterrupt:
-        raise
-    except Exception as exc:  # fail closed: any bug blocks with a reason
-        report = Report(
-            name,
-            error=HarnessGateError(
-                "HG999",
-                f"internal error: {type(exc).__name__}: {exc}",
-                "This is a bug in harness-gate; the command failed closed.",
-            ),
-        )
-    try:
-        _emit(report, fmt)
-    except OSError as exc:  # a closed pipe or a full disk: the verdict cannot be shown
-        with contextlib.suppress(OSError):
-            sys.stderr.write(f"harness-gate: cannot write the report: {exc}\n")
-        sys.exit(2)
-    sys.exit(report.exit_code)
-
+from harness_gate import __version__, entry
+from harness_gate.entry import FORMATS, STAGES
+from harness_gate.entry import run as _run
 
 format_option = click.option(
     "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format."
@@ -195,7 +153,7 @@ def status(plan_id: str | None, as_json: bool, fmt: str) -> None:
 
 
 @cli.command()
-@click.option("--stage", type=click.Choice(["pre-commit", "pre-push", "ci"]), help="Which hook or job runs the check.")
+@click.option("--stage", type=click.Choice(STAGES), help="Which hook or job runs the check.")
 @click.option("--staged", is_flag=True, help="Check the index against HEAD (pre-commit).")
 @click.option("--range", "range_", metavar="A..B", help="Check every commit in A..B on its own (pre-push).")
 @click.option("--base", metavar="REF", help="Check every commit of HEAD (or --head) not in REF (CI).")
@@ -216,20 +174,10 @@ def check(
     fmt: str,
 ) -> None:
     """Block changes outside the approved write boundary. Exit 0 allowed, 1 blocked, 2 error."""
-    from harness_gate import check as check_mod  # noqa: PLC0415
-
-    _run(
-        "check",
-        fmt,
-        lambda: check_mod.run_check(
-            Path.cwd(),
-            stage=stage,
-            mode=check_mod.infer_mode(stage, staged, range_, base, head),
-            plan_id=plan_id,
-            config_file=config_file,
-            reverify=reverify,
-        ),
-    )
+    entry.check(
+        stage=stage, staged=staged, range_=range_, base=base, head=head, plan_id=plan_id,
+        config_file=config_file, reverify=reverify, fmt=fmt,
+    )  # fmt: skip
 
 
 @cli.command()

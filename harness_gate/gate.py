@@ -8,6 +8,8 @@ absence of blocking findings, after every state has been checked.
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -108,11 +110,16 @@ class State:
 
 def in_artifacts(change: git.Change, artifacts_dir: str) -> bool:
     """Inside the artifacts root: governed by artifact rules, not by a plan's boundary."""
-    return change.path.startswith(artifacts_dir.encode("utf-8", "surrogateescape") + b"/")
+    return change.path.startswith(_root_prefix(artifacts_dir))
+
+
+def _root_prefix(artifacts_dir: str) -> bytes:
+    return artifacts_dir.encode("utf-8", "surrogateescape") + b"/"
 
 
 def touches_code(changes: Sequence[git.Change], artifacts_dir: str) -> bool:
-    return any(not in_artifacts(c, artifacts_dir) for c in changes)
+    prefix = _root_prefix(artifacts_dir)
+    return not all(c.path.startswith(prefix) for c in changes)
 
 
 def check_state(state: State, plan_id: str | None, *, prefix: str = "", used: set[str] | None = None) -> list[Finding]:
@@ -121,8 +128,9 @@ def check_state(state: State, plan_id: str | None, *, prefix: str = "", used: se
     cfg = new.config
     out: list[Finding] = []
     out.extend(_always_blocked(state))
-    root_changes = [c for c in state.changes if in_artifacts(c, cfg.artifacts_dir)]
-    code_changes = [c for c in state.changes if not in_artifacts(c, cfg.artifacts_dir)]
+    inside = _root_prefix(cfg.artifacts_dir)
+    root_changes = [c for c in state.changes if c.path.startswith(inside)]
+    code_changes = [c for c in state.changes if not c.path.startswith(inside)] if root_changes else state.changes
     out.extend(_artifact_rules(state, root_changes))
     if code_changes:
         out.extend(_authority(state, code_changes, plan_id, used))
@@ -151,7 +159,8 @@ def _formats(state: State, changes: Sequence[git.Change]) -> list[Finding]:
             changes = git.staged_changes(root, state.first_parent)
         else:
             changes = git.tree_changes(root, state.first_parent, state.rev)
-    mine = [c for c in changes if match.which(c.path) is not None]
+    maybe = match.candidates([c.path for c in changes])
+    mine = [c for c in changes if c.path in maybe and match.which(c.path) is not None]
     if state.merge and state.first_parent is not None:
         # The changed files are linted with their moves below; the rest here, once.
         skip = {c.path.decode("utf-8", "surrogateescape") for c in mine}
@@ -197,18 +206,55 @@ def _always_blocked(state: State) -> list[Finding]:
     badly named file is how one fixes it."""
     cfg = state.new.config
     out = []
-    for c in state.changes:
-        if c.deleted:
+    alive = [c.path for c in state.changes if c.new_mode != DELETED]
+    controls = _with_controls(alive)
+    suspects = _suspects(alive, cfg.source, cfg.artifacts_dir)
+    for path in alive:
+        if path in controls and CONTROL.search(path):
+            out.append(finding("HG103", show(path), "the path holds control characters"))
             continue
-        if CONTROL.search(c.path):
-            out.append(finding("HG103", show(c.path), "the path holds control characters"))
+        if path not in suspects:
             continue
-        variant = case_variant(decode(c.path), cfg.source, cfg.artifacts_dir)
+        variant = case_variant(decode(path), cfg.source, cfg.artifacts_dir)
         if variant is not None:
-            out.append(finding("HG106", show(c.path), f"a case variant of the protected `{variant}`"))
-    if any(c.new_mode == SYMLINK or SYMLINK in c.old_modes for c in state.changes):
+            out.append(finding("HG106", show(path), f"a case variant of the protected `{variant}`"))
+    modes = {*map(_NEW_MODE, state.changes), *itertools.chain.from_iterable(map(_OLD_MODES, state.changes))}
+    if SYMLINK in modes:
         out.extend(_escaping_links(state))
     return out
+
+
+DELETED = "000000"
+_NEW_MODE = operator.attrgetter("new_mode")
+_OLD_MODES = operator.attrgetter("old_modes")
+# Bytes that can never start a control character (NUL joins paths and is in no path).
+_NOT_CONTROL = bytes(b for b in range(256) if not (0 < b < 0x20 or b in {0x7F, 0xC2}))
+
+
+def _with_controls(paths: Sequence[bytes]) -> set[bytes] | frozenset[bytes]:
+    """The paths that may hold a control character: none, almost always, found by one
+    pass over all of them at once instead of a regex search per path."""
+    if not b"\0".join(paths).translate(None, _NOT_CONTROL):
+        return frozenset()
+    return {p for p in paths if p.translate(None, _NOT_CONTROL)}
+
+
+@functools.cache
+def _suspect_words(config_source: str | None, artifacts_dir: str) -> tuple[bytes, ...]:
+    names: tuple[str, ...] = (*PROTECTED_NAMES, *PROTECTED_ROOT, *PROTECTED_PATHS, *PROTECTED_DIRS, artifacts_dir)
+    if config_source == "pyproject.toml":
+        names = (*names, "pyproject.toml")
+    return tuple(dict.fromkeys(n.casefold().rstrip("/").encode("utf-8", "surrogateescape") for n in names))
+
+
+def _suspects(paths: Sequence[bytes], config_source: str | None, artifacts_dir: str) -> set[bytes]:
+    """The paths that can be protected, or a case variant of a protected path: those
+    holding a protected name once lower-cased, and any that is not ASCII (case folding
+    maps some non-ASCII letters to ASCII ones)."""
+    found = boundary_mod.holding(paths, _suspect_words(config_source, artifacts_dir), lower=True)
+    if not b"".join(paths).isascii():
+        found.update(p for p in paths if not p.isascii())
+    return found
 
 
 def _escaping_links(state: State) -> list[Finding]:
@@ -270,7 +316,8 @@ def _artifact_rules(state: State, changes: Sequence[git.Change]) -> list[Finding
     folders: set[str] = set()
     others = False
     base = new.artifacts_dir + "/plans/"
-    merge = len(state.olds) > 1
+    # The parents' states are read only when the artifacts root changed.
+    merge = bool(changes) and len(state.olds) > 1
     for c in changes:
         path = decode(c.path)
         rel = path[len(base) :] if path.startswith(base) else None
@@ -408,15 +455,16 @@ def _authority(
     exact = {p.rstrip("/") for p in patterns if not boundary_mod.has_wildcard(p)}
     allowed = boundary_mod.Boundary.compile(patterns)
     shown = ", ".join(f"`{p}`" for p in patterns[:5]) + (" ..." if len(patterns) > 5 else "") or "None"
+    # Only these can be protected: every other path is judged by the boundary alone.
+    suspects = _suspects([c.path for c in changes], cfg.source, cfg.artifacts_dir)
     for c in changes:
-        path = decode(c.path)
-        why = protected(path, cfg.source, cfg.artifacts_dir)
+        why = protected(decode(c.path), cfg.source, cfg.artifacts_dir) if c.path in suspects else None
         if why is not None:
-            if path not in exact:
+            if decode(c.path) not in exact:
                 out.append(finding("HG102", show(c.path), f"protected: {why}"))
             continue
         if c.new_mode == GITLINK and not all(m == GITLINK for m in c.old_modes):
-            if path not in exact:
+            if decode(c.path) not in exact:
                 out.append(finding("HG105", show(c.path), "a new submodule must be named exactly in the boundary"))
             continue
         if not allowed.matches(c.path):

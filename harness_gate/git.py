@@ -8,16 +8,18 @@ its import alone costs ~90 ms on the hook's start-up path (docs/design.md).
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import hashlib
 import os
 import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, NamedTuple
 
 from harness_gate.errors import GitError, HarnessGateError
 
@@ -88,20 +90,28 @@ class Location:
     toplevel: Path
     cache_dir: Path  # under the git directory: never tracked, never in the work tree
     merge_head: Path
+    head: str | None = None  # the commit HEAD points at; None on an unborn branch
+
+
+_LOCATE = ("--show-toplevel", "--git-path", "harness-gate", "--git-path", "MERGE_HEAD", "--git-path", "index")
 
 
 def locate(cwd: Path | str) -> Location:
-    """The work tree's top level and harness-gate's paths in the git directory, at once."""
+    """The work tree's top level, harness-gate's paths in the git directory, the index
+    and HEAD, in one process: the hook asks all of them on every commit."""
+    argv = ["git", *_HARDENING, "rev-parse", *_LOCATE, "--verify", "--quiet", "--end-of-options", "HEAD^{commit}"]
     try:
-        out = run(["rev-parse", "--show-toplevel", "--git-path", "harness-gate", "--git-path", "MERGE_HEAD"], cwd=cwd)
-    except GitNotRunnable:
-        raise  # no git at all: saying "not a repository" would send the user the wrong way
-    except GitError:
+        proc = subprocess.run(argv, cwd=cwd, capture_output=True, env=_env(), check=False)
+    except OSError as exc:
+        raise GitNotRunnable(exc) from None
+    lines = proc.stdout.decode("utf-8", "surrogateescape").split("\n")
+    # Exit 1 with no message: everything but HEAD was answered, and HEAD names no commit.
+    unborn = proc.returncode == 1 and not proc.stderr.strip()
+    if proc.returncode != 0 and not unborn:
         raise HarnessGateError(
             "HG901", f"{Path(cwd).resolve()} is not inside a git work tree", "Run `git init` or cd into a repository."
-        ) from None
-    lines = out.decode("utf-8", "surrogateescape").split("\n")
-    if len(lines) < 3:
+        )
+    if len(lines) < 5 or (not unborn and not _OID.fullmatch(lines[4])):
         raise GitError("unexpected `git rev-parse` output")
     top = Path(lines[0])
 
@@ -109,7 +119,12 @@ def locate(cwd: Path | str) -> Location:
         path = Path(p)
         return path if path.is_absolute() else Path(cwd) / path
 
-    return Location(top, absolute(lines[1]) / "cache", absolute(lines[2]))
+    if not os.environ.get("GIT_INDEX_FILE"):  # git-path answers with it when it is set
+        _DEFAULT_INDEX[top] = absolute(lines[3])
+    return Location(top, absolute(lines[1]) / "cache", absolute(lines[2]), None if unborn else lines[4])
+
+
+_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def toplevel(cwd: Path | str) -> Path:
@@ -192,19 +207,58 @@ def read_blobs(root: Path, oids: Sequence[str]) -> dict[str, bytes]:
     return blobs
 
 
-def blob_sizes(root: Path, oids: Sequence[str]) -> dict[str, int]:
-    """Sizes of many objects in one `git cat-file --batch-check`, before reading any."""
-    if not oids:
-        return {}
-    unique = list(dict.fromkeys(oids))
-    out = run(["cat-file", "--batch-check"], cwd=root, stdin=("\n".join(unique) + "\n").encode()).decode()
+def read_blobs_capped(root: Path, caps: Mapping[str, int]) -> tuple[dict[str, bytes], dict[str, int]]:
+    """The size of each blob in `caps`, and the contents of those within their cap, in
+    one `git cat-file --batch` process. A blob over its cap streams past in chunks and is
+    dropped: a huge one costs time, never memory, and needs no `--batch-check` first."""
+    if not caps:
+        return {}, {}
+    unique = list(caps)
+    request = ("\n".join(unique) + "\n").encode()
+    try:
+        proc = subprocess.Popen(
+            ["git", *_HARDENING, "cat-file", "--batch"],
+            cwd=root, env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+    except OSError as exc:
+        raise GitNotRunnable(exc) from None
+    if proc.stdin is None or proc.stdout is None:  # never: both are pipes (for the type checker)
+        raise GitError("`git cat-file --batch` has no pipes")
+    # Written from a thread: git answers while it reads, and a request larger than the
+    # pipe would otherwise wait on an answer nobody reads yet.
+    writer = threading.Thread(target=_feed, args=(proc.stdin, request), daemon=True)
+    writer.start()
+    contents: dict[str, bytes] = {}
     sizes: dict[str, int] = {}
-    for oid, line in zip(unique, out.splitlines(), strict=True):
-        parts = line.split()
-        if len(parts) != 3 or parts[0] != oid or parts[1] != "blob":
-            raise GitError(f"object {oid} is not a readable blob")
-        sizes[oid] = int(parts[2])
-    return sizes
+    try:
+        out = proc.stdout
+        for oid in unique:
+            header = out.readline().rstrip(b"\n").split(b" ")
+            if len(header) != 3 or header[0] != oid.encode() or header[1] != b"blob" or not header[2].isdigit():
+                raise GitError(f"object {oid} is not a readable blob")
+            size = sizes[oid] = int(header[2])
+            if size <= caps[oid]:
+                contents[oid] = out.read(size)
+                got = len(contents[oid])
+            else:
+                got = 0
+                while got < size and (chunk := out.read(min(1 << 20, size - got))):
+                    got += len(chunk)
+            if got != size or out.read(1) != b"\n":
+                raise GitError(f"truncated output reading object {oid}")
+    finally:
+        proc.stdout.close()
+        code = proc.wait()
+        writer.join()
+    if code != 0:
+        raise GitError(f"`git cat-file --batch` failed: exit code {code}")
+    return contents, sizes
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    with contextlib.suppress(OSError):  # git stopped reading: its exit code tells why
+        pipe.write(data)
+        pipe.close()
 
 
 def resolve(root: Path, rev: str) -> str | None:
@@ -239,9 +293,11 @@ DIFF_FLAGS = (
 ZERO_OIDS = frozenset({"0" * 40, "0" * 64})
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One changed path. For a merge's combined diff there is one old side per parent."""
+class Change(NamedTuple):
+    """One changed path. For a merge's combined diff there is one old side per parent.
+
+    A named tuple, not a dataclass: a large change set makes tens of thousands of them,
+    and a tuple is built in a fraction of the time (docs/design.md)."""
 
     path: bytes
     old_modes: tuple[str, ...]
@@ -279,6 +335,10 @@ def _parse_meta(meta: bytes, path: bytes) -> Change:
     return Change(path, tuple(modes[:-1]), modes[-1], tuple(oids[:-1]), oids[-1], status)
 
 
+# The metadata of a one-parent raw diff, every record joined by one space.
+_ONE_PARENT = re.compile(rb"(?::[0-7]{6} [0-7]{6} (?:[0-9a-f]{40}|[0-9a-f]{64}) (?:[0-9a-f]{40}|[0-9a-f]{64}) [A-Z] )+")
+
+
 def parse_raw(out: bytes) -> list[Change]:
     """Parse `--raw -z` output of diff-index / diff-tree without commit headers."""
     tokens = _terminated(out, "raw diff").split(b"\0")
@@ -286,6 +346,14 @@ def parse_raw(out: bytes) -> list[Change]:
         tokens.pop()
     if len(tokens) % 2:
         raise GitError("truncated raw diff output")
+    metas = b" ".join(tokens[0::2]) + b" "
+    if _ONE_PARENT.fullmatch(metas):
+        # The common case in bulk: one validation, one split, no loop in Python.
+        fields = metas.decode("ascii").split(" ")
+        olds = [(m[1:],) for m in fields[0:-1:5]]
+        oids = [(o,) for o in fields[2:-1:5]]
+        rows = zip(tokens[1::2], olds, fields[1::5], oids, fields[3::5], fields[4::5], strict=True)
+        return list(map(Change._make, rows))
     return [_parse_meta(tokens[i], tokens[i + 1]) for i in range(0, len(tokens), 2)]
 
 
@@ -420,11 +488,15 @@ def index_file(root: Path) -> Path:
     return _default_index(root)
 
 
-@functools.cache
+# The index path of each work tree, as `locate` (or the fallback below) was told it.
+_DEFAULT_INDEX: dict[Path, Path] = {}
+
+
 def _default_index(root: Path) -> Path:
-    # Asked once per process: the index check runs on every hook, and this is a process.
-    out = Path(os.fsdecode(run(["rev-parse", "--git-path", "index"], cwd=root).rstrip(b"\n")))
-    return out if out.is_absolute() else root / out
+    if root not in _DEFAULT_INDEX:
+        out = Path(os.fsdecode(run(["rev-parse", "--git-path", "index"], cwd=root).rstrip(b"\n")))
+        _DEFAULT_INDEX[root] = out if out.is_absolute() else root / out
+    return _DEFAULT_INDEX[root]
 
 
 _VERIFIED: set[tuple[str, int, int, int]] = set()
@@ -447,9 +519,10 @@ def verify_index(root: Path) -> None:
         return
     except OSError as exc:
         raise GitError(f"cannot read the index {path}: {exc.strerror or exc}") from None
+    view = memoryview(data)  # slices of a view are not copies: the index may be 10 MB
     if data[:4] != b"DIRC" or not any(
         len(data) >= 12 + size
-        and (data[-size:] == bytes(size) or hashlib.new(algo, data[:-size]).digest() == data[-size:])
+        and (data[-size:] == bytes(size) or hashlib.new(algo, view[:-size]).digest() == data[-size:])
         for algo, size in (("sha1", 20), ("sha256", 32))
     ):
         raise GitError(

@@ -164,14 +164,15 @@ def _from_entries(
         if not b.mode.startswith("100")
     ]
     regular = [b for b in listed if b.mode.startswith("100")]
-    sizes = git.blob_sizes(root, [b.oid for b in regular])
-    fits = []
+    caps: dict[str, int] = {}
+    for b in regular:  # one blob may sit at paths of both caps: read it up to the larger
+        caps[b.oid] = max(caps.get(b.oid, 0), cap_for(b.path, cfg))
+    data, sizes = git.read_blobs_capped(root, caps)
+    files = {}
     for b in regular:
         cap = cap_for(b.path, cfg)
         if sizes[b.oid] > cap:
             problems.append(_too_large(b.path, sizes[b.oid], cap))
         else:
-            fits.append(b)
-    data = git.read_blobs(root, [b.oid for b in fits])
-    files = {b.path: data[b.oid] for b in fits}
+            files[b.path] = data[b.oid]
     return Snapshot(label, root, cfg, files, tuple(problems), _root_exists=bool(listed))

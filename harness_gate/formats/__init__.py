@@ -112,9 +112,7 @@ class Files:
         oids = {p: entries[p] for p in paths if p in entries and p not in self._data}
         if not oids:
             return
-        sizes = git.blob_sizes(self.root, sorted(set(oids.values())))
-        small = sorted({o for o in oids.values() if sizes[o] <= MAX_BYTES})
-        blobs = git.read_blobs(self.root, small)
+        blobs, _ = git.read_blobs_capped(self.root, dict.fromkeys(sorted(set(oids.values())), MAX_BYTES))
         for path, oid in oids.items():
             self._data[path] = blobs.get(oid)
 
@@ -137,9 +135,7 @@ class Files:
         oid = self._entries().get(path)
         if oid is None:
             return None
-        if git.blob_sizes(self.root, [oid])[oid] > MAX_BYTES:
-            return None
-        return git.read_blobs(self.root, [oid])[oid]
+        return git.read_blobs_capped(self.root, {oid: MAX_BYTES})[0].get(oid)
 
 
 @dataclass(frozen=True)
@@ -184,7 +180,12 @@ class Matcher:
     # Paths holding none of the patterns' literal pieces are no format's: one regex search
     # instead of a matcher per format, on every changed path of every commit.
     needles: re.Pattern[bytes] | None = None
+    pieces: tuple[bytes, ...] | None = None  # the same literal pieces, for `candidates`
     _cache: dict[bytes, str | None] = field(default_factory=dict)
+
+    def candidates(self, paths: Sequence[bytes]) -> set[bytes]:
+        """The paths that may be some format's: all of them at once, for large changes."""
+        return set(paths) if self.pieces is None else boundary.holding(paths, self.pieces)
 
     def which(self, path: bytes) -> str | None:
         if self.needles is not None and not self.needles.search(path):
@@ -228,13 +229,13 @@ def paths_for(config: Config, name: str) -> tuple[str, ...]:
 def matcher(config: Config) -> Matcher:
     names = enabled(config)
     pieces = [_needle(p) for n in names for p in paths_for(config, n)]
-    needles = None
+    needles = literal = None
     # A pattern without any literal piece could match anything; a bracket expression such
     # as `[]x]` is not split reliably: no prefilter then.
     if pieces and all(pieces) and not any("[" in p for n in names for p in paths_for(config, n)):
-        alternatives = b"|".join(re.escape(p.encode("utf-8", "surrogateescape")) for p in sorted(set(pieces)))
-        needles = re.compile(alternatives)
-    return Matcher(tuple((n, boundary.Boundary.compile(paths_for(config, n))) for n in names), needles)
+        literal = tuple(sorted({p.encode("utf-8", "surrogateescape") for p in pieces}))
+        needles = re.compile(b"|".join(re.escape(p) for p in literal))
+    return Matcher(tuple((n, boundary.Boundary.compile(paths_for(config, n))) for n in names), needles, literal)
 
 
 def load(name: str) -> Format:

@@ -59,6 +59,40 @@ def test_case_variant_of_a_protected_path_under_a_covering_pattern(repo: Repo, p
 
 
 @pytest.mark.parametrize(
+    ("path", "protected"),
+    [(".pre-commit-hoo\u212as.yaml", ".pre-commit-hooks.yaml"), ("sub/.gitattribute\u017f", ".gitattributes"),
+     ("harne\u017fs/plans/p1/x.md", "harness/"), (".GIT\u0130GNORE", None)],
+    ids=["kelvin-sign", "long-s-name", "long-s-artifacts-root", "dotted-capital-i"],
+)  # fmt: skip
+def test_case_variants_by_unicode_case_folding(repo: Repo, path: str, protected: str | None) -> None:
+    """Case folding maps some non-ASCII letters to ASCII ones (K, long s): a name
+    that folds to a protected one is its variant; one that folds elsewhere is not."""
+    setup_gated(repo, ("src/**", "**/*.yaml", "sub/**", "**/*.md", "*"))
+    repo.write(path, "x\n")
+    repo.git("add", "-A")
+    assert staged(repo) == ((1, [("HG106", path)]) if protected else (0, []))
+
+
+def test_protected_paths_among_many(repo: Repo) -> None:
+    """A few protected paths and variants among thousands inside the boundary: each is
+    found, and nothing else."""
+    setup_gated(repo, ("src/**", "**/*.yml"))
+    blob = repo.git("hash-object", "-w", "--stdin", input=b"x\n").decode().strip()
+    names = [f"src/d{i // 100}/f{i}.py" for i in range(3000)]
+    odd = ["src/d7/.gitignore", ".GitHub/w.yml", "src/d20/\u017f.py", "src/\x1b[0m.py", "src/d29/zz/.GITATTRIBUTES"]
+    names[700:700] = odd[:2]
+    names[2000:2000] = odd[2:4]
+    names.append(odd[4])
+    info = "".join(f"100644 {blob}\t{n}\n" for n in names).encode()
+    repo.git("update-index", "--add", "--index-info", input=info)
+    assert staged(repo) == (
+        1,
+        sorted([("HG102", "src/d7/.gitignore"), ("HG106", ".GitHub/w.yml"), ("HG103", "src/\x1b[0m.py"),
+                ("HG106", "src/d29/zz/.GITATTRIBUTES")]),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
     "path",
     ["\u0455rc/evil.py", "src\uff0fevil.py", "\u0455rc/a.py", "h\u0430rness/plans/p1/plan.md", "cafe\u0301/x.py"],
     ids=["cyrillic-dze", "fullwidth-solidus", "cyrillic-src", "cyrillic-a-artifacts-root", "nfd-e-acute"],

@@ -1,0 +1,155 @@
+"""The console script: `check`, which every commit runs, then everything else.
+
+`check` is parsed here without click: importing click and the other commands' modules
+is a fifth of the hook's start-up (docs/design.md, "Speed on the hook path"). Only an
+argument list read exactly takes this path: anything else (help, another command, an
+option given twice, a value click would refuse) goes to the click CLI, which owns usage
+and help. Both paths end in `run`, which turns any error into a report with exit
+code 2: the gate fails closed and never shows a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from harness_gate.report import Report
+
+FORMATS = ("text", "json", "github")
+STAGES = ("pre-commit", "pre-push", "ci")
+
+# `check`'s options (cli.py declares the same for click): option -> (parameter, choices).
+_VALUED: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "--stage": ("stage", STAGES),
+    "--range": ("range_", None),
+    "--base": ("base", None),
+    "--head": ("head", None),
+    "--plan": ("plan_id", None),
+    "--config": ("config_file", None),
+    "--format": ("fmt", FORMATS),
+}
+_FLAGS = {"--staged": "staged", "--reverify": "reverify"}
+
+
+def emit(report: Report, fmt: str) -> None:
+    from harness_gate.report import use_color, write_json, write_text  # noqa: PLC0415
+
+    if fmt == "github":
+        from harness_gate import github  # noqa: PLC0415
+
+        github.write_outputs(report)
+        sys.stdout.write(github.final_line(report))
+    elif fmt == "json":
+        write_json(report, sys.stdout)
+    else:
+        stream = sys.stdout
+        write_text(report, stream, color=use_color(stream))
+    sys.stdout.flush()
+
+
+def run(name: str, fmt: str, body: Callable[[], Report]) -> NoReturn:
+    """Run one command's body, show its report, and exit with its code."""
+    from harness_gate.errors import HarnessGateError  # noqa: PLC0415
+    from harness_gate.report import Report  # noqa: PLC0415
+
+    try:
+        report = body()
+    except HarnessGateError as exc:
+        report = Report(name, error=exc)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # fail closed: any bug blocks with a reason
+        report = Report(
+            name,
+            error=HarnessGateError(
+                "HG999",
+                f"internal error: {type(exc).__name__}: {exc}",
+                "This is a bug in harness-gate; the command failed closed.",
+            ),
+        )
+    try:
+        emit(report, fmt)
+    except OSError as exc:  # a closed pipe or a full disk: the verdict cannot be shown
+        with contextlib.suppress(OSError):
+            sys.stderr.write(f"harness-gate: cannot write the report: {exc}\n")
+        sys.exit(2)
+    sys.exit(report.exit_code)
+
+
+def check(
+    *,
+    stage: str | None = None,
+    staged: bool = False,
+    range_: str | None = None,
+    base: str | None = None,
+    head: str | None = None,
+    plan_id: str | None = None,
+    config_file: str | None = None,
+    reverify: bool = False,
+    fmt: str = "text",
+) -> NoReturn:
+    """`harness-gate check`, however its options were parsed."""
+    from pathlib import Path  # noqa: PLC0415
+
+    from harness_gate import check as check_mod  # noqa: PLC0415
+
+    run(
+        "check",
+        fmt,
+        lambda: check_mod.run_check(
+            Path.cwd(),
+            stage=stage,
+            mode=check_mod.infer_mode(stage, staged, range_, base, head),
+            plan_id=plan_id,
+            config_file=config_file,
+            reverify=reverify,
+        ),
+    )
+
+
+def check_options(argv: Sequence[str]) -> dict[str, str | bool] | None:
+    """`check`'s options when `argv` is a `check` command read exactly; otherwise None,
+    and click reads it (and reports whatever is wrong with it)."""
+    if not argv or argv[0] != "check":
+        return None
+    options: dict[str, str | bool] = {}
+    rest = iter(argv[1:])
+    for arg in rest:
+        name, eq, value = arg.partition("=")
+        if name in _FLAGS and not eq:
+            key: str = _FLAGS[name]
+            options_value: str | bool = True
+        elif name in _VALUED:
+            key, choices = _VALUED[name]
+            if not eq:
+                value = next(rest, "")
+            # An empty value, one that looks like an option, or a choice click would
+            # refuse: click says what is wrong.
+            if not value or value.startswith("-") or (choices is not None and value not in choices):
+                return None
+            options_value = value
+        else:
+            return None
+        if key in options:
+            return None  # given twice: click decides which counts
+        options[key] = options_value
+    return options
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    options = check_options(args)
+    if options is None:
+        from harness_gate.cli import main as cli_main  # noqa: PLC0415  (click: not on the hook path)
+
+        return cli_main(args)
+    try:
+        check(**options)  # type: ignore[arg-type]
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    except KeyboardInterrupt:  # as click's CLI answers it
+        sys.stderr.write("\nAborted.\n")
+        return 130

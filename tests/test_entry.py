@@ -1,0 +1,82 @@
+"""The console script's lean `check` path (harness_gate.entry) against the click CLI:
+the same answers, without importing click."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from harness_gate import cli, entry
+from tests.adversarial.util import setup_gated
+from tests.helpers import Repo
+
+LEAN = [
+    ["check", "--staged"],
+    ["check", "--stage", "pre-commit", "--staged"],
+    ["check", "--stage=pre-commit", "--staged", "--format=json"],
+    ["check", "--staged", "--format", "json", "--plan", "p1"],
+    ["check", "--staged", "--plan", "nope"],
+    ["check", "--staged", "--plan", "Not a plan id"],
+    ["check", "--range", "HEAD~1..HEAD", "--format", "json"],
+    ["check", "--base", "HEAD~1", "--head", "HEAD"],
+    ["check", "--staged", "--range", "HEAD~1..HEAD"],
+    ["check", "--head", "HEAD"],
+    ["check", "--range", "nonsense"],
+    ["check", "--staged", "--config", "missing.toml"],
+    ["check"],
+]
+# What click must read: help, other commands, bad or repeated options, stray arguments.
+CLICK = [
+    [],
+    ["--version"],
+    ["lint"],
+    ["check", "--help"],
+    ["check", "-h"],
+    ["check", "--stage", "bogus"],
+    ["check", "--format", "xml", "--staged"],
+    ["check", "--staged", "--staged"],
+    ["check", "--plan", "a", "--plan", "b"],
+    ["check", "--plan"],
+    ["check", "--plan", "--staged"],
+    ["check", "--plan="],
+    ["check", "--staged", "extra"],
+    ["check", "--stagedx"],
+    ["check", "--sta", "pre-commit"],
+    ["check", "--", "--staged"],
+]
+
+
+def test_which_argument_lists_take_the_lean_path() -> None:
+    for argv in LEAN:
+        assert entry.check_options(argv) is not None, argv
+    for argv in CLICK:
+        assert entry.check_options(argv) is None, argv
+
+
+def test_the_lean_path_answers_as_click_does(repo: Repo, capsys: pytest.CaptureFixture[str]) -> None:
+    setup_gated(repo)
+    repo.write("other.py", "x = 2\n")  # outside the boundary: HG101
+    repo.git("add", "-A")
+    verdicts = set()
+    for argv in LEAN + [a for a in CLICK if a and a[0] == "check"]:
+        lean = entry.main(argv)
+        lean_out = capsys.readouterr()
+        full = cli.main(argv)
+        full_out = capsys.readouterr()
+        assert (lean, lean_out.out, lean_out.err) == (full, full_out.out, full_out.err), argv
+        verdicts.add(lean)
+    assert verdicts == {0, 1, 2}  # passes, blocks and errors were all compared
+
+
+def test_the_hook_command_does_not_import_click(repo: Repo) -> None:
+    setup_gated(repo)
+    probe = (
+        "import sys; from harness_gate.entry import main; code = main(sys.argv[1:]); "
+        "sys.stdout.flush(); print('click' in sys.modules, file=sys.stderr); sys.exit(code)"
+    )
+    for argv, imported in ((["check", "--stage", "pre-commit", "--staged"], "False"), (["lint"], "True")):
+        res = subprocess.run([sys.executable, "-c", probe, *argv], cwd=repo.path, capture_output=True, check=False)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert res.stderr.decode().strip() == imported, argv

@@ -1,0 +1,95 @@
+"""The git module's bulk paths against their one-at-a-time definitions, in real repositories."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness_gate import boundary, git
+from harness_gate.errors import GitError
+from tests.helpers import Repo
+
+
+def _blob(repo: Repo, data: bytes) -> str:
+    return repo.git("hash-object", "-w", "--stdin", input=data).decode().strip()
+
+
+def test_bulk_raw_diff_parse_equals_the_record_by_record_parse(repo: Repo) -> None:
+    """Additions, deletions, edits, a mode change, a symlink and a submodule, in one diff."""
+    repo.write("keep.txt", "k\n")
+    repo.write("edit.txt", "a\n")
+    repo.write("gone.txt", "g\n")
+    repo.write("run.sh", "echo\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "base")
+    repo.write("edit.txt", "b\n")
+    (repo.path / "gone.txt").unlink()
+    repo.write("new dir/new file.txt", "n\n")
+    (repo.path / "link").symlink_to("keep.txt")
+    repo.git("add", "-A")
+    repo.git("update-index", "--chmod=+x", "run.sh")
+    sub = _blob(repo, b"any object id will do\n")
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{sub},vendor/sub")
+    raw = git.run(["diff-index", "--cached", *git.DIFF_FLAGS, "HEAD", "--"], cwd=repo.path)
+    tokens = raw.split(b"\0")[:-1]
+    one_by_one = [git._parse_meta(tokens[i], tokens[i + 1]) for i in range(0, len(tokens), 2)]
+    assert git._ONE_PARENT.fullmatch(b" ".join(tokens[0::2]) + b" "), "the bulk path is the one under test"
+    assert git.parse_raw(raw) == one_by_one
+    assert {c.status for c in one_by_one} == {"A", "D", "M"}
+    assert {c.new_mode for c in one_by_one} >= {"100755", "120000", "160000", "000000"}
+    # One record, and none.
+    assert git.parse_raw(b"".join(t + b"\0" for t in tokens[:2])) == one_by_one[:1]
+    assert git.parse_raw(b"") == []
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b":100644 100644 " + b"a" * 40 + b" " + b"b" * 40 + b" M\0path",  # no final NUL
+        b":100644 100644 " + b"a" * 40 + b" " + b"b" * 40 + b" M\0",  # a record without its path
+        b":100644 100644 " + b"a" * 40 + b" M\0path\0",  # a field missing
+    ],
+)
+def test_malformed_raw_diff_is_an_error(raw: bytes) -> None:
+    with pytest.raises(GitError):
+        git.parse_raw(raw)
+
+
+def test_capped_reads_skip_what_is_over_the_cap(repo: Repo) -> None:
+    small, large = _blob(repo, b"small\n"), _blob(repo, b"L" * (3 << 20))
+    contents, sizes = git.read_blobs_capped(repo.path, {small: 100, large: 1 << 20})
+    assert contents == {small: b"small\n"}
+    assert sizes == {small: 6, large: 3 << 20}
+
+
+def test_capped_reads_of_more_than_a_pipe_holds(repo: Repo) -> None:
+    """Requests and answers far larger than a pipe's buffer: written while read."""
+    data = {f"blob {i}\n".encode() * 50 for i in range(3000)}
+    paths = []
+    for i, d in enumerate(sorted(data)):
+        p = repo.path / "blobs" / f"{i}"
+        p.parent.mkdir(exist_ok=True)
+        p.write_bytes(d)
+        paths.append(str(p))
+    ids = repo.git("hash-object", "-w", "--stdin-paths", input="\n".join(paths).encode()).decode().split()
+    contents, sizes = git.read_blobs_capped(repo.path, dict.fromkeys(ids, 1 << 20))
+    assert sorted(contents.values()) == sorted(data)
+    assert len(sizes) == 3000
+
+
+def test_capped_reads_of_a_missing_object_are_an_error(repo: Repo) -> None:
+    with pytest.raises(GitError):
+        git.read_blobs_capped(repo.path, {"0123456789" * 4: 10})
+
+
+_names = st.lists(st.binary(min_size=1, max_size=12).filter(lambda b: b"\0" not in b), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(paths=_names, words=st.lists(st.binary(min_size=1, max_size=4).filter(lambda b: b"\0" not in b), max_size=4))
+def test_holding_equals_a_search_per_path(paths: list[bytes], words: list[bytes]) -> None:
+    assert boundary.holding(paths, words) == {p for p in paths if any(w in p for w in words)}
+    lowered = [w.lower() for w in words]
+    expected = {p for p in paths if any(w in p.lower() for w in lowered)}
+    assert boundary.holding(paths, lowered, lower=True) == expected
