@@ -269,6 +269,8 @@ class Boundary:
     _by_name: dict[bytes, tuple[bytes, ...]] = field(repr=False)
     _rest: tuple[bytes, ...] = field(repr=False)
     _compiled: dict[tuple[str, bytes], re.Pattern[bytes]] = field(repr=False, default_factory=dict)
+    # Directory -> whether every path below it matches: paths come many to a directory.
+    _covered: dict[bytes, bool] = field(repr=False, default_factory=dict)
 
     @classmethod
     def compile(cls, patterns: Sequence[str]) -> Boundary:
@@ -318,9 +320,11 @@ class Boundary:
         return regex
 
     def matches(self, path: bytes) -> bool:
-        if self._literal_hit(path) is not None:
+        if path in self._literal:
             return True
         head, _, name = path.rpartition(b"/")
+        if head and self._dir_covered(head):
+            return True
         if self._star_last:
             for chunks in self._star_last.get(head, ()):
                 if _star_match(chunks, name):
@@ -344,6 +348,13 @@ class Boundary:
             if Boundary.compile([p]).matches(path):
                 return p
         return None
+
+    def _dir_covered(self, head: bytes) -> bool:
+        """Whether `head` or a directory above it is a literal pattern or `DIR/`/`DIR/**`."""
+        hit = self._covered.get(head)
+        if hit is None:
+            hit = self._covered[head] = head in self._literal_dirs or self._literal_hit(head) is not None
+        return hit
 
     def _literal_hit(self, path: bytes) -> bytes | None:
         # The path itself, then every leading directory of it.

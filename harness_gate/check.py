@@ -121,8 +121,9 @@ def run_check(
     config_file: str | None,
     reverify: bool = False,
     evidence_head: str | None = None,
+    location: git.Location | None = None,
 ) -> Report:
-    location = git.locate(cwd)
+    location = location or git.locate(cwd)
     root = location.toplevel
     if plan_id is not None and not plans.PLAN_ID.match(plan_id):
         raise usage(f"--plan {plan_id!r} is not a valid plan id")
@@ -146,6 +147,7 @@ def run_check(
                 findings.extend(_requirements(root, stage, head, plan_id, reverify=reverify))
     finally:
         cache.configure(None)
+        git.discard_started()
     data = {"stage": stage, "mode": mode.kind, **data}
     if not data.get("active", True):
         return Report("check", data=data, lines=(INACTIVE,))
@@ -221,6 +223,7 @@ def _check_index(
     # HEAD (the trusted side) decides whether the gate is on; on a first commit, the index.
     if head is not None and cfg.source is None and not git.has_path(root, head, cfg.artifacts_dir):
         return [], {"active": False, "changes": 0, "commits": 0}, None
+    snapshot.prefetch_index(root, cfg)  # listed by git while the diff is parsed here
     changes = git.staged_changes(root, head or git.empty_tree(root))
     others = git.merge_heads(location) if head else []
     if others and head is not None:

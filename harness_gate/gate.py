@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
-from harness_gate import evidence, formats, git, lifecycle, plans
+from harness_gate import formats, git, lifecycle, plans
 from harness_gate.config import CONFIG_FILE
 from harness_gate.findings import Finding, finding
 from harness_gate.snapshot import Snapshot
@@ -127,13 +127,15 @@ def check_state(state: State, plan_id: str | None, *, prefix: str = "", used: se
     new = state.new
     cfg = new.config
     out: list[Finding] = []
-    out.extend(_always_blocked(state))
+    # The only paths that can be protected (or a variant of a protected one), found once.
+    suspects = _suspects([c.path for c in state.changes], cfg.source, cfg.artifacts_dir)
+    out.extend(_always_blocked(state, suspects))
     inside = _root_prefix(cfg.artifacts_dir)
     root_changes = [c for c in state.changes if c.path.startswith(inside)]
     code_changes = [c for c in state.changes if not c.path.startswith(inside)] if root_changes else state.changes
     out.extend(_artifact_rules(state, root_changes))
     if code_changes:
-        out.extend(_authority(state, code_changes, plan_id, used))
+        out.extend(_authority(state, code_changes, plan_id, used, suspects))
     if code_changes or state.merge:
         out.extend(_formats(state, code_changes))
     if prefix:
@@ -201,14 +203,13 @@ def _formats_whole(
     return [f for f in after if (f.code, f.path) not in before]
 
 
-def _always_blocked(state: State) -> list[Finding]:
+def _always_blocked(state: State, suspects: set[bytes]) -> list[Finding]:
     """Rules no boundary can lift. They judge what the change leaves behind: removing a
     badly named file is how one fixes it."""
     cfg = state.new.config
     out = []
     alive = [c.path for c in state.changes if c.new_mode != DELETED]
     controls = _with_controls(alive)
-    suspects = _suspects(alive, cfg.source, cfg.artifacts_dir)
     for path in alive:
         if path in controls and CONTROL.search(path):
             out.append(finding("HG103", show(path), "the path holds control characters"))
@@ -252,7 +253,7 @@ def _suspects(paths: Sequence[bytes], config_source: str | None, artifacts_dir: 
     holding a protected name once lower-cased, and any that is not ASCII (case folding
     maps some non-ASCII letters to ASCII ones)."""
     found = boundary_mod.holding(paths, _suspect_words(config_source, artifacts_dir), lower=True)
-    if not b"".join(paths).isascii():
+    if not all(map(bytes.isascii, paths)):
         found.update(p for p in paths if not p.isascii())
     return found
 
@@ -312,12 +313,15 @@ def _artifact_rules(state: State, changes: Sequence[git.Change]) -> list[Finding
     """Inside the artifacts root no plan is needed, but approved artifacts never change
     and the logs only grow; every artifact touched must be valid in the new state."""
     out: list[Finding] = []
+    if not changes:
+        return out
+    from harness_gate import evidence  # noqa: PLC0415  (only when the artifacts root changed)
+
     new = state.new
     folders: set[str] = set()
     others = False
     base = new.artifacts_dir + "/plans/"
-    # The parents' states are read only when the artifacts root changed.
-    merge = bool(changes) and len(state.olds) > 1
+    merge = len(state.olds) > 1  # the parents' states: read only when the artifacts root changed
     for c in changes:
         path = decode(c.path)
         rel = path[len(base) :] if path.startswith(base) else None
@@ -377,6 +381,8 @@ def _validate_merged(path: str, after: bytes, befores: Sequence[bytes]) -> list[
     """A merge's log: the lines no parent had are new, and validated like any append."""
     from collections import Counter  # noqa: PLC0415
 
+    from harness_gate import evidence  # noqa: PLC0415
+
     known: Counter[bytes] = Counter()
     for before in befores:
         counts = Counter(before.splitlines(keepends=True))
@@ -409,13 +415,13 @@ def was_approved(old: Snapshot, plan_id: str, name: str, before: bytes) -> bool:
     if log is None:
         return False
     records, _ = approvals_mod.parse("approvals.jsonl", log)
-    from harness_gate.artifacts.parse import sha256_hex  # noqa: PLC0415
+    from harness_gate.artifacts.artifact import sha256_hex  # noqa: PLC0415
 
     return approvals_mod.status(records, gate, name, sha256_hex(before)) is approvals_mod.Status.APPROVED
 
 
 def _authority(
-    state: State, changes: Sequence[git.Change], plan_id: str | None, used: set[str] | None
+    state: State, changes: Sequence[git.Change], plan_id: str | None, used: set[str] | None, suspects: set[bytes]
 ) -> list[Finding]:
     new = state.new
     cfg = new.config
@@ -455,8 +461,7 @@ def _authority(
     exact = {p.rstrip("/") for p in patterns if not boundary_mod.has_wildcard(p)}
     allowed = boundary_mod.Boundary.compile(patterns)
     shown = ", ".join(f"`{p}`" for p in patterns[:5]) + (" ..." if len(patterns) > 5 else "") or "None"
-    # Only these can be protected: every other path is judged by the boundary alone.
-    suspects = _suspects([c.path for c in changes], cfg.source, cfg.artifacts_dir)
+    # Only suspects can be protected: every other path is judged by the boundary alone.
     for c in changes:
         why = protected(decode(c.path), cfg.source, cfg.artifacts_dir) if c.path in suspects else None
         if why is not None:

@@ -71,6 +71,10 @@ def run(
     args: Sequence[str], *, cwd: Path | str, stdin: bytes | None = None, env: dict[str, str] | None = None
 ) -> bytes:
     """Run `git ARGS` and return stdout; raise GitError on any failure."""
+    if _STARTED and env is None:
+        started = _STARTED.pop(_started_key(args, cwd, stdin), None)
+        if started is not None:
+            return started.result()
     argv = ["git", *_HARDENING, *args]
     try:
         proc = subprocess.run(
@@ -78,11 +82,79 @@ def run(
         )
     except OSError as exc:
         raise GitNotRunnable(exc) from None
-    if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        detail = err[-1] if err else f"exit code {proc.returncode}"
-        raise GitError(f"`git {' '.join(args[:3])}` failed: {detail}")
+    _check_exit(args, proc.returncode, proc.stderr)
     return proc.stdout
+
+
+def _check_exit(args: Sequence[str], code: int, stderr: bytes) -> None:
+    if code != 0:
+        err = stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = err[-1] if err else f"exit code {code}"
+        raise GitError(f"`git {' '.join(args[:3])}` failed: {detail}")
+
+
+class _Started:
+    """A git command started ahead of need, its output going to a temporary file (a pipe
+    would stall git once full, with nobody reading it yet)."""
+
+    def __init__(self, args: Sequence[str], cwd: Path, stdin: bytes | None) -> None:
+        self.args = list(args)
+        self.out = tempfile.TemporaryFile()  # noqa: SIM115  (closed by result() or discard())
+        try:
+            self.proc = subprocess.Popen(
+                ["git", *_HARDENING, *args], cwd=cwd, env=_env(),
+                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE, stdout=self.out,
+                stderr=subprocess.PIPE,  # a few lines at most: never fills its pipe
+            )  # fmt: skip
+        except OSError as exc:
+            self.out.close()
+            raise GitNotRunnable(exc) from None
+        if stdin is not None and self.proc.stdin is not None:
+            # git's answer goes to a file, never blocks: it reads all of its input.
+            with contextlib.suppress(OSError), self.proc.stdin as pipe:
+                pipe.write(stdin)
+            self.proc.stdin = None  # closed: communicate() has nothing to send
+
+    def result(self) -> bytes:
+        try:
+            _, stderr = self.proc.communicate()
+            _check_exit(self.args, self.proc.returncode, stderr)
+            self.out.seek(0)
+            return self.out.read()
+        finally:
+            self.out.close()
+
+    def discard(self) -> None:
+        with contextlib.suppress(OSError):
+            self.proc.kill()
+        self.proc.communicate()
+        self.out.close()
+
+
+# Commands started ahead of need, by (directory, arguments, GIT_INDEX_FILE): `run` with
+# the same arguments takes the started command's answer instead of starting another.
+_StartedKey = tuple[str, tuple[str, ...], bytes | None, str | None]
+_STARTED: dict[_StartedKey, _Started] = {}
+
+
+def _started_key(args: Sequence[str], cwd: Path | str, stdin: bytes | None) -> _StartedKey:
+    return (str(cwd), tuple(args), stdin, os.environ.get("GIT_INDEX_FILE"))
+
+
+def start(args: Sequence[str], *, cwd: Path, stdin: bytes | None = None) -> None:
+    """Start `git ARGS` now; `run(ARGS)` with the same input later reads its answer
+    (exit code and all) instead of starting another."""
+    key = _started_key(args, cwd, stdin)
+    if key not in _STARTED:
+        _STARTED[key] = _Started(args, cwd, stdin)
+
+
+def discard_started() -> None:
+    """Stop and forget whatever was started and never asked for (a check that ended early)."""
+    while _STARTED:
+        _STARTED.popitem()[1].discard()
+    while _VERIFYING:
+        _VERIFYING.popitem()[1].join()
 
 
 @dataclass(frozen=True)
@@ -168,15 +240,36 @@ def _parse_entries(raw: bytes, *, staged: bool) -> list[Blob]:
     return out
 
 
+def _index_entries_args(prefixes: Sequence[str]) -> list[str]:
+    return ["ls-files", "--stage", "-z", "--", *(f":(literal){p}" for p in prefixes)]
+
+
 def index_entries(root: Path, *prefixes: str) -> list[Blob]:
     """Entries of the index (honouring GIT_INDEX_FILE) below the given prefixes."""
     verify_index(root)
-    raw = run(["ls-files", "--stage", "-z", "--", *(f":(literal){p}" for p in prefixes)], cwd=root)
+    raw = run(_index_entries_args(prefixes), cwd=root)
     return _parse_entries(raw, staged=True)
 
 
-def tree_entries(root: Path, rev: str, *prefixes: str) -> list[Blob]:
-    raw = run(["ls-tree", "-r", "-z", "--full-tree", rev, "--", *(f":(literal){p}" for p in prefixes)], cwd=root)
+def prefetch_tree_entries(root: Path, rev: str, *prefixes: str, recursive: bool = True) -> None:
+    """Start `tree_entries(root, rev, *prefixes, recursive=...)`'s listing now."""
+    start(_tree_entries_args(rev, prefixes, recursive), cwd=root)
+
+
+def prefetch_index_entries(root: Path, *prefixes: str) -> None:
+    """Start `index_entries(root, *prefixes)`'s listing now, to be read when asked for."""
+    start(_index_entries_args(prefixes), cwd=root)
+
+
+def _tree_entries_args(rev: str, prefixes: Sequence[str], recursive: bool) -> list[str]:
+    pathspec = [f":(literal){p}" for p in prefixes]
+    return ["ls-tree", *(["-r"] if recursive else []), "-z", "--full-tree", rev, "--", *pathspec]
+
+
+def tree_entries(root: Path, rev: str, *prefixes: str, recursive: bool = True) -> list[Blob]:
+    """Entries of commit `rev` below the given prefixes; with `recursive=False`, only the
+    top-level entries named (a recursive listing walks every tree the pathspec may reach)."""
+    raw = run(_tree_entries_args(rev, prefixes, recursive), cwd=root)
     return _parse_entries(raw, staged=False)
 
 
@@ -205,6 +298,44 @@ def read_blobs(root: Path, oids: Sequence[str]) -> dict[str, bytes]:
             raise GitError(f"truncated output reading object {oid}")
         pos = start + size + 1
     return blobs
+
+
+def _paths_request(rev: str, paths: Sequence[str]) -> bytes:
+    if any("\n" in p for p in paths):
+        raise GitError("a path read by name holds a newline")
+    return "".join(f"{rev}:{p}\n" for p in paths).encode("utf-8", "surrogateescape")
+
+
+def read_paths(root: Path, rev: str, paths: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+    """The blobs at `paths` in commit `rev`, asked by name in one `git cat-file --batch`
+    (no listing first): path -> (object id, bytes). Absent paths and trees are left out;
+    the caller checks modes and ids against a listing."""
+    out = run(["cat-file", "--batch"], cwd=root, stdin=_paths_request(rev, paths))
+    found: dict[str, tuple[str, bytes]] = {}
+    pos = 0
+    for path in paths:
+        nl = out.find(b"\n", pos)
+        if nl < 0:
+            raise GitError(f"truncated output reading {rev}:{path}")
+        header = out[pos:nl].split(b" ")
+        if header[-1] in (b"missing", b"ambiguous"):
+            pos = nl + 1
+            continue
+        if len(header) != 3 or not header[2].isdigit():
+            raise GitError(f"unexpected `git cat-file` header for {rev}:{path}")
+        size = int(header[2])
+        data = out[nl + 1 : nl + 1 + size]
+        if len(data) != size or out[nl + 1 + size : nl + 2 + size] != b"\n":
+            raise GitError(f"truncated output reading {rev}:{path}")
+        if header[1] == b"blob":
+            found[path] = (header[0].decode("ascii"), data)
+        pos = nl + 2 + size
+    return found
+
+
+def prefetch_paths(root: Path, rev: str, paths: Sequence[str]) -> None:
+    """Start `read_paths(root, rev, paths)` now, to be read when asked for."""
+    start(["cat-file", "--batch"], cwd=root, stdin=_paths_request(rev, paths))
 
 
 def read_blobs_capped(root: Path, caps: Mapping[str, int]) -> tuple[dict[str, bytes], dict[str, int]]:
@@ -335,8 +466,8 @@ def _parse_meta(meta: bytes, path: bytes) -> Change:
     return Change(path, tuple(modes[:-1]), modes[-1], tuple(oids[:-1]), oids[-1], status)
 
 
-# The metadata of a one-parent raw diff, every record joined by one space.
-_ONE_PARENT = re.compile(rb"(?::[0-7]{6} [0-7]{6} (?:[0-9a-f]{40}|[0-9a-f]{64}) (?:[0-9a-f]{40}|[0-9a-f]{64}) [A-Z] )+")
+# What a one-parent raw diff's metadata may hold: modes, object ids, status letters.
+_RAW_CHARS = b"0123456789abcdef: ABCDMTUX"
 
 
 def parse_raw(out: bytes) -> list[Change]:
@@ -346,15 +477,33 @@ def parse_raw(out: bytes) -> list[Change]:
         tokens.pop()
     if len(tokens) % 2:
         raise GitError("truncated raw diff output")
-    metas = b" ".join(tokens[0::2]) + b" "
-    if _ONE_PARENT.fullmatch(metas):
-        # The common case in bulk: one validation, one split, no loop in Python.
-        fields = metas.decode("ascii").split(" ")
-        olds = [(m[1:],) for m in fields[0:-1:5]]
-        oids = [(o,) for o in fields[2:-1:5]]
+    one_parent = _one_parent_fields(tokens[0::2])
+    if one_parent is not None:
+        # The common case in bulk: no loop in Python over 10k records.
+        fields = one_parent
+        olds = [(m[1:],) for m in fields[0::5]]
+        oids = [(o,) for o in fields[2::5]]
         rows = zip(tokens[1::2], olds, fields[1::5], oids, fields[3::5], fields[4::5], strict=True)
         return list(map(Change._make, rows))
     return [_parse_meta(tokens[i], tokens[i + 1]) for i in range(0, len(tokens), 2)]
+
+
+def _one_parent_fields(metas: list[bytes]) -> list[str] | None:
+    """The fields of one-parent records (`:old new oid oid S`), validated all at once
+    by their characters, counts and lengths; None for anything else (a merge's
+    combined diff, or output to be parsed and refused record by record)."""
+    joined = b" ".join(metas)
+    if not metas or joined.translate(None, _RAW_CHARS) or joined.count(b":") != len(metas):
+        return None
+    # Every colon starts a field: the first field of each record, by the lengths below.
+    if not joined.startswith(b":") or joined.count(b" :") != len(metas) - 1:
+        return None
+    fields = joined.decode("ascii").split(" ")
+    if len(fields) != 5 * len(metas):
+        return None
+    lengths = [set(map(len, fields[i::5])) for i in range(5)]
+    ok = lengths[0] == {7} and lengths[1] == {6} and lengths[2] | lengths[3] <= {40, 64} and lengths[4] == {1}
+    return fields if ok else None
 
 
 def empty_tree(root: Path) -> str:
@@ -366,10 +515,24 @@ def head(root: Path) -> str | None:
     return resolve(root, "HEAD")
 
 
+def _staged_args(base: str) -> list[str]:
+    return ["diff-index", "--cached", *DIFF_FLAGS, base, "--"]
+
+
 def staged_changes(root: Path, base: str) -> list[Change]:
     """The index (GIT_INDEX_FILE honoured) against `base`: what the commit will record."""
     verify_index(root)
-    return parse_raw(run(["diff-index", "--cached", *DIFF_FLAGS, base, "--"], cwd=root))
+    return parse_raw(run(_staged_args(base), cwd=root))
+
+
+def prefetch_staged(root: Path, base: str) -> None:
+    """Start what `staged_changes(root, base)` needs: the diff, and the index's checksum
+    in a thread. The hook starts both before importing the rest of harness-gate, so on a
+    large index they run on other cores meanwhile (docs/performance.md)."""
+    start(_staged_args(base), cwd=root)
+    path = index_file(root)
+    if path not in _VERIFYING:
+        _VERIFYING[path] = _Verification(path)
 
 
 def tree_changes(root: Path, old: str, new: str) -> list[Change]:
@@ -502,6 +665,30 @@ def _default_index(root: Path) -> Path:
 _VERIFIED: set[tuple[str, int, int, int]] = set()
 
 
+class _Verification:
+    """`_verify_index_file` in a thread: reading and hashing a large index releases the
+    interpreter lock, so it runs while the main thread imports and parses."""
+
+    def __init__(self, path: Path) -> None:
+        self.error: GitError | None = None
+        self.thread = threading.Thread(target=self._work, args=(path,), daemon=True)
+        self.thread.start()
+
+    def _work(self, path: Path) -> None:
+        try:
+            _verify_index_file(path)
+        except GitError as exc:
+            self.error = exc
+
+    def join(self) -> None:
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+
+_VERIFYING: dict[Path, _Verification] = {}
+
+
 def verify_index(root: Path) -> None:
     """Refuse an index whose trailing checksum does not match its content.
 
@@ -510,6 +697,13 @@ def verify_index(root: Path) -> None:
     its end as entries with empty names. A missing index is an empty one; a zero
     trailer is `index.skipHash`. Checked once per index file state and process."""
     path = index_file(root)
+    started = _VERIFYING.pop(path, None)
+    if started is not None:
+        started.join()
+    _verify_index_file(path)  # answered from _VERIFIED when the thread saw this same file
+
+
+def _verify_index_file(path: Path) -> None:
     try:
         st = path.stat()
         if (str(path), st.st_size, st.st_mtime_ns, st.st_ino) in _VERIFIED:

@@ -14,7 +14,7 @@ from typing import Any
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary
-from harness_gate.artifacts.parse import Artifact
+from harness_gate.artifacts.artifact import Artifact
 from harness_gate.findings import Finding, finding
 from harness_gate.plans import Entry, PlanFolder
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import cache
+from harness_gate.artifacts.artifact import Artifact
 from harness_gate.artifacts.kinds import BY_SLUG, KINDS, PLAN, Content, KindSpec
-from harness_gate.artifacts.parse import Artifact, parse_artifact
 from harness_gate.findings import Finding, finding
 from harness_gate.snapshot import Snapshot
 
@@ -51,10 +51,16 @@ def kind_of_file(name: str) -> KindSpec | None:
 
 def parse_cached(path: str, data: bytes, artifacts_dir: str, max_bytes: int) -> tuple[Artifact | None, list[Finding]]:
     settings = f"{artifacts_dir}\0{max_bytes}\0".encode()
+
+    def parse() -> tuple[Artifact | None, list[Finding]]:
+        from harness_gate.artifacts.parse import parse_artifact  # noqa: PLC0415  (only on a cache miss)
+
+        return parse_artifact(path, data, artifacts_dir=artifacts_dir, max_bytes=max_bytes)
+
     art, problems = cache.cached(
         "artifact",
         settings + data,
-        lambda: parse_artifact(path, data, artifacts_dir=artifacts_dir, max_bytes=max_bytes),
+        parse,
         lambda a: {"kind": a.kind.title, "sha256": a.sha256, "values": dict(a.values), "lines": dict(a.lines)},
         lambda doc: _restore(path, doc),
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_gate import fsutil, git, lifecycle, plans, snapshot, templates, verification
-from harness_gate.artifacts.parse import Artifact
+from harness_gate.artifacts.artifact import Artifact
 from harness_gate.errors import HarnessGateError
 from harness_gate.findings import Finding, finding
 from harness_gate.report import Report

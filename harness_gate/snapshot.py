@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from harness_gate import cache, git
 from harness_gate import config as config_mod
+from harness_gate.errors import GitError
 from harness_gate.findings import Finding, finding
 
 if TYPE_CHECKING:
@@ -130,6 +131,15 @@ def from_index(root: Path, config: config_mod.Config | None = None) -> Snapshot:
     return _from_entries(root, "index", lambda *p: git.index_entries(root, *p), config)
 
 
+def prefetch_index(root: Path, config: config_mod.Config) -> None:
+    """Start the index listing `from_index(root, config)` reads first."""
+    git.prefetch_index_entries(root, _listed(config))
+
+
+def _listed(config: config_mod.Config) -> str:
+    return config.artifacts_dir + "/"
+
+
 def from_commit(root: Path, rev: str, config: config_mod.Config | None = None) -> Snapshot:
     return _from_entries(root, f"commit {rev}", lambda *p: git.tree_entries(root, rev, *p), config)
 
@@ -142,8 +152,29 @@ def empty(root: Path, config: config_mod.Config) -> Snapshot:
 def read_config(root: Path, rev: str | None) -> config_mod.Config:
     """The configuration as commit `rev` holds it (the index when rev is None)."""
     if rev:
-        return _config_from(root, lambda *p: git.tree_entries(root, rev, *p))
+        # Both files sit at the top level: no recursive walk of a large tree. Their bytes
+        # are asked by name at once, and taken only where the listing has the same
+        # regular file (a symlink or a directory by that name is no configuration).
+        listed = git.tree_entries(root, rev, *CONFIG_PATHS, recursive=False)
+        top = [b for b in listed if b.path in CONFIG_PATHS and b.mode.startswith("100")]
+        named = git.read_paths(root, rev, CONFIG_PATHS) if top else {}
+        if any(named.get(b.path, ("",))[0] != b.oid for b in top):
+            raise GitError(f"the configuration files of {rev[:12]} read differently twice")
+        return _config({b.path: named[b.path][1] for b in top})
     return _config_from(root, lambda *p: git.index_entries(root, *p))
+
+
+def prefetch(location: git.Location) -> None:
+    """Start the git reads a staged check begins with, before the rest of harness-gate is
+    imported: the diff (with the index's checksum), the configuration at HEAD, and the
+    listing of the default artifacts root (a configured other root is listed later)."""
+    root, head = location.toplevel, location.head
+    if head is None:
+        return
+    git.prefetch_staged(root, head)
+    git.prefetch_tree_entries(root, head, *CONFIG_PATHS, recursive=False)
+    git.prefetch_paths(root, head, CONFIG_PATHS)
+    git.prefetch_index_entries(root, _listed(config_mod.Config()))
 
 
 def _config_from(root: Path, lister: Callable[..., list[git.Blob]]) -> config_mod.Config:
@@ -157,7 +188,7 @@ def _from_entries(
 ) -> Snapshot:
     # The configuration may come from a trusted state (the base) instead of this one.
     cfg = config if config is not None else _config_from(root, lister)
-    listed = lister(cfg.artifacts_dir + "/")
+    listed = lister(_listed(cfg))
     problems = [
         finding("HG516", b.path, "only regular files are allowed under the artifacts root")
         for b in listed

@@ -2,41 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from harness_gate import boundary, jsonstrict, schema
 from harness_gate.artifacts import markdown
+from harness_gate.artifacts.artifact import Artifact, sha256_hex
 from harness_gate.artifacts.kinds import CHOICES, KINDS, Content, KindSpec, SectionSpec
 from harness_gate.findings import Finding, finding
-
-
-@dataclass(frozen=True)
-class Artifact:
-    """A syntactically valid artifact: its kind, exact-bytes hash and section values.
-
-    `values` maps each section title to what it holds: a str (prose), a tuple of
-    str (boundary patterns, commands, paths; empty for the `None` sentinel), or
-    the JSON value under the block's key.
-    """
-
-    kind: KindSpec
-    path: str
-    sha256: str
-    values: Mapping[str, Any]
-    lines: Mapping[str, int]
-
-    def value(self, title: str) -> Any:
-        return self.values[title]
-
-    def line(self, title: str) -> int:
-        return self.lines[title]
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def parse_artifact(
