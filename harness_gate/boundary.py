@@ -271,6 +271,19 @@ class Boundary:
     _compiled: dict[tuple[str, bytes], re.Pattern[bytes]] = field(repr=False, default_factory=dict)
 
     @classmethod
+    def cached(cls, patterns: Sequence[str]) -> Boundary:
+        """The compiled boundary, shared by every caller with the same pattern list: a
+        range judges many commits under one plan, and the regular expressions built on
+        demand are kept with it."""
+        return _compiled_boundary(tuple(patterns))
+
+    @functools.cached_property
+    def exact(self) -> frozenset[str]:
+        """The wildcard-free patterns, without a trailing `/`: the paths named exactly
+        (only these may allow a protected path or a new submodule)."""
+        return frozenset(p.rstrip("/") for p in self.patterns if not has_wildcard(p))
+
+    @classmethod
     def compile(cls, patterns: Sequence[str]) -> Boundary:
         literal: set[bytes] = set()
         dirs: set[bytes] = set()
@@ -359,6 +372,11 @@ class Boundary:
 
     def covers_everything(self) -> bool:
         return all(self.matches(p) for p in _UNIVERSE_PROBES)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled_boundary(patterns: tuple[str, ...]) -> Boundary:
+    return Boundary.compile(patterns)
 
 
 def inside(pattern: str, patterns: Sequence[str]) -> bool:
