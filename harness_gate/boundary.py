@@ -275,7 +275,13 @@ class Boundary:
         """The compiled boundary, shared by every caller with the same pattern list: a
         range judges many commits under one plan, and the regular expressions built on
         demand are kept with it."""
-        return _compiled_boundary(tuple(patterns))
+        last = _last_cached[0]
+        if last is not None and last[0] is patterns:
+            return last[1]  # the very same tuple again (a replayed plan's policy): no hashing
+        found = _compiled_boundary(tuple(patterns))
+        if isinstance(patterns, tuple):
+            _last_cached[0] = (patterns, found)
+        return found
 
     @functools.cached_property
     def exact(self) -> frozenset[str]:
@@ -372,6 +378,9 @@ class Boundary:
 
     def covers_everything(self) -> bool:
         return all(self.matches(p) for p in _UNIVERSE_PROBES)
+
+
+_last_cached: list[tuple[tuple[str, ...], Boundary] | None] = [None]
 
 
 @functools.lru_cache(maxsize=64)

@@ -115,6 +115,7 @@ class History:
 
     def _changed(self, entries: Entries, changes: Sequence[git.Change], oid: str) -> Entries:
         out = dict(entries)
+        added = False
         for c in changes:
             path = os.fsdecode(c.path)
             before = out.get(path)
@@ -124,8 +125,11 @@ class History:
             if c.deleted:
                 del out[path]
             else:
+                added = added or before is None
                 out[path] = (c.new_mode, c.new_oid)
                 self._note(path, c.new_mode, c.new_oid)
+        if not added:
+            return out  # changed in place and deleted: still in git's order
         # In git's order (byte order of the paths), as `git ls-tree -r` lists them.
         return dict(sorted(out.items(), key=lambda item: os.fsencode(item[0])))
 
