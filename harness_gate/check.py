@@ -358,16 +358,20 @@ def _judge(
     parent_of = {c.oid: c.parents[0] for c in listing if states.shares_parent_state(c)} if anchors.signed else {}
 
     def state_of(oid: str) -> snapshot.Snapshot:
+        chain = []  # commits that share the state of the first ancestor found below
+        while oid not in vouched and oid in parent_of:
+            chain.append(oid)
+            oid = parent_of[oid]
         if oid not in vouched:
             snap = states.snapshot(oid)
-            if oid in parent_of:
-                vouched[oid] = state_of(parent_of[oid])
-            elif anchors.signed:
+            if anchors.signed:
                 vouched[oid] = _vouched(snap, anchors, oid)
             else:
                 if id(snap) not in shared:
                     shared[id(snap)] = (snap, _vouched(snap, anchors, oid))
                 vouched[oid] = shared[id(snap)][1]
+        for child in chain:
+            vouched[child] = vouched[oid]
         return vouched[oid]
 
     @functools.cache
