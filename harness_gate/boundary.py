@@ -273,6 +273,25 @@ class Boundary:
     _covered: dict[bytes, bool] = field(repr=False, default_factory=dict)
 
     @classmethod
+    def cached(cls, patterns: Sequence[str]) -> Boundary:
+        """The compiled boundary, shared by every caller with the same pattern list: a
+        range judges many commits under one plan, and the regular expressions built on
+        demand are kept with it."""
+        last = _last_cached[0]
+        if last is not None and last[0] is patterns:
+            return last[1]  # the very same tuple again (a replayed plan's policy): no hashing
+        found = _compiled_boundary(tuple(patterns))
+        if isinstance(patterns, tuple):
+            _last_cached[0] = (patterns, found)
+        return found
+
+    @functools.cached_property
+    def exact(self) -> frozenset[str]:
+        """The wildcard-free patterns, without a trailing `/`: the paths named exactly
+        (only these may allow a protected path or a new submodule)."""
+        return frozenset(p.rstrip("/") for p in self.patterns if not has_wildcard(p))
+
+    @classmethod
     def compile(cls, patterns: Sequence[str]) -> Boundary:
         literal: set[bytes] = set()
         dirs: set[bytes] = set()
@@ -388,6 +407,14 @@ def holding(paths: Sequence[bytes], words: Iterable[bytes], *, lower: bool = Fal
             out.add(joined[start:end])
             at = text.find(word, end)
     return out
+
+
+_last_cached: list[tuple[tuple[str, ...], Boundary] | None] = [None]
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled_boundary(patterns: tuple[str, ...]) -> Boundary:
+    return Boundary.compile(patterns)
 
 
 def inside(pattern: str, patterns: Sequence[str]) -> bool:

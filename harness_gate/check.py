@@ -20,7 +20,7 @@ from typing import Any
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
-from harness_gate import cache, gate, git, lifecycle, plans, snapshot, trust
+from harness_gate import cache, gate, git, history, lifecycle, plans, snapshot, trust
 from harness_gate import config as config_mod
 from harness_gate.errors import ConfigError, HarnessGateError
 from harness_gate.findings import Finding, finding
@@ -299,17 +299,21 @@ def _check_commits(
         raise usage(f"{mode.old} and {mode.new} share no history; nothing can be compared")
     listing = git.commits(root, new_ref, [old_ref])
     trusted_cfg = _config(root, config_file, old_ref, from_rev=True)
-    if _active(trusted_cfg, snapshot.from_commit(root, old_ref, trusted_cfg)):
+    states = history.History(root, trusted_cfg, listing, extra=(old_ref, new_ref))
+    if _active(trusted_cfg, states.snapshot(old_ref)):
         anchors = stack.enter_context(trust.anchors(root, trusted_cfg, base=old_ref, head=new_ref))
         return _judge(
             root, listing, cfg=trusted_cfg, head_oid=new_ref, plan_id=plan_id, every=True, anchors=anchors,
-            base=old_ref,
+            base=old_ref, states=states,
         )  # fmt: skip
     # The base predates adoption: judge every commit made with the gate on, under the
     # configuration the pushed head carries (there is no older one to trust).
     cfg = _config(root, config_file, new_ref, from_rev=True)
     anchors = stack.enter_context(trust.anchors(root, cfg, base=old_ref, head=new_ref))
-    return _judge(root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=False, anchors=anchors, base=old_ref)
+    return _judge(
+        root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=False, anchors=anchors, base=old_ref,
+        states=states,
+    )  # fmt: skip
 
 
 def _push_new(
@@ -342,19 +346,42 @@ def _judge(
     every: bool,
     anchors: trust.Anchors,
     base: str | None = None,
+    states: history.History | None = None,
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
-    states: dict[str, snapshot.Snapshot] = {}
+    if states is None or states.cfg != cfg:
+        extra = (head_oid,) if base is None else (base, head_oid)
+        states = history.History(root, cfg, listing, extra=extra)
+    # Without signatures a record's authenticity does not depend on the commit it is read
+    # at: commits with the same artifacts root share one vouched state (and the work keyed
+    # by it). With signatures, a one-parent commit that leaves the root as it was shares its
+    # parent's (blame of an unchanged file is its parent's).
+    shared: dict[int, tuple[snapshot.Snapshot, snapshot.Snapshot]] = {}  # id -> (state, vouched): kept alive
+    vouched: dict[str, snapshot.Snapshot] = {}
+    parent_of = {c.oid: c.parents[0] for c in listing if states.shares_parent_state(c)} if anchors.signed else {}
 
     def state_of(oid: str) -> snapshot.Snapshot:
-        if oid not in states:
-            states[oid] = _vouched(snapshot.from_commit(root, oid, cfg), anchors, oid)
-        return states[oid]
+        chain = []  # commits that share the state of the first ancestor found below
+        while oid not in vouched and oid in parent_of:
+            chain.append(oid)
+            oid = parent_of[oid]
+        if oid not in vouched:
+            snap = states.snapshot(oid)
+            if anchors.signed:
+                vouched[oid] = _vouched(snap, anchors, oid)
+            else:
+                if id(snap) not in shared:
+                    shared[id(snap)] = (snap, _vouched(snap, anchors, oid))
+                vouched[oid] = shared[id(snap)][1]
+        for child in chain:
+            vouched[child] = vouched[oid]
+        return vouched[oid]
 
     @functools.cache
     def on_at(oid: str) -> bool:
         # That commit's own files: its configuration, or its artifacts root.
-        return snapshot.read_config(root, oid).source is not None or state_of(oid).has_root
+        return states.config(oid).source is not None or state_of(oid).has_root
 
+    behind: dict[tuple[int, frozenset[str]], tuple[snapshot.Snapshot, list[Finding]]] = {}
     findings: list[Finding] = []
     changes = 0
     checked = 0
@@ -385,7 +412,10 @@ def _judge(
         findings.extend(gate.check_state(state, plan_id, prefix=prefix, used=used_here))
         used |= used_here
         if base is not None:
-            findings.extend(_behind_base(state_of(commit.oid), state_of(base), used_here, prefix))
+            key = (id(state.new), frozenset(used_here))
+            if key not in behind:
+                behind[key] = (state.new, _behind_base(state.new, state_of(base), used_here, ""))
+            findings.extend(dataclasses.replace(f, message=prefix + f.message) for f in behind[key][1])
         signers = f"{cfg.artifacts_dir}/{trust.SIGNERS_FILE}".encode()
         if any(c.path == signers for c in own):
             for f in anchors.anchor_change(commit.oid, signers.decode()):

@@ -458,8 +458,8 @@ def _authority(
             out.append(finding("HG209", plan_path, f"plan `{plan_id}` grants no write authority now"))
         return out
     patterns = life.policy.boundary
-    exact = {p.rstrip("/") for p in patterns if not boundary_mod.has_wildcard(p)}
-    allowed = boundary_mod.Boundary.compile(patterns)
+    allowed = boundary_mod.Boundary.cached(patterns)  # compiled once per pattern list (ranges)
+    exact = allowed.exact
     shown = ", ".join(f"`{p}`" for p in patterns[:5]) + (" ..." if len(patterns) > 5 else "") or "None"
     # Only suspects can be protected: every other path is judged by the boundary alone.
     for c in changes:

@@ -364,6 +364,14 @@ class _Replay:
 
 
 def replay(folder: PlanFolder) -> Lifecycle:
+    """The folder's lifecycle; replayed once per folder (a pure function of it)."""
+    life: Lifecycle | None = folder.memo.get("replay")
+    if life is None:
+        life = folder.memo["replay"] = _replay(folder)
+    return life
+
+
+def _replay(folder: PlanFolder) -> Lifecycle:
     if folder.plan is None:
         return Lifecycle(State.INVALID, None, approvals_mod.Status.UNAPPROVED, None, None, 0, 0, "fix plan.md", ())
     r = _Replay(folder, folder.plan)

@@ -39,6 +39,8 @@ class PlanFolder:
     approvals: tuple[approvals_mod.Approval, ...]
     entries: tuple[Entry, ...]
     findings: tuple[Finding, ...]
+    # Work derived from this folder alone (its lifecycle replay), done once.
+    memo: dict[str, Any] = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 
 
 def kind_of_file(name: str) -> KindSpec | None:
@@ -137,6 +139,15 @@ def root_findings(snap: Snapshot) -> list[Finding]:
 
 
 def load(snap: Snapshot, plan_id: str) -> PlanFolder:
+    """The plan folder as `snap` holds it; loaded once per state (and plan)."""
+    key = ("plans.load", plan_id)
+    loaded: PlanFolder | None = snap.memo.get(key)
+    if loaded is None:
+        loaded = snap.memo[key] = _load(snap, plan_id)
+    return loaded
+
+
+def _load(snap: Snapshot, plan_id: str) -> PlanFolder:
     folder = f"{snap.artifacts_dir}/plans/{plan_id}"
     found: list[Finding] = []
     max_bytes = snap.config.max_artifact_bytes

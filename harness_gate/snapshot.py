@@ -13,7 +13,7 @@ import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness_gate import cache, git
 from harness_gate import config as config_mod
@@ -72,6 +72,9 @@ class Snapshot:
         return bool(self.files) or self._root_exists
 
     _root_exists: bool = False
+    # Work derived from this state alone (a plan folder as loaded here), done once per
+    # state: a range's commits that change no artifact share their parent's state.
+    memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
 
 def _config(read: Mapping[str, bytes]) -> config_mod.Config:
@@ -96,6 +99,11 @@ def _config(read: Mapping[str, bytes]) -> config_mod.Config:
         ),
     )
     return cfg if cfg is not None else config_mod.parse(own, pyproject)
+
+
+def config_of(files: Mapping[str, bytes]) -> config_mod.Config:
+    """The configuration the config files' bytes (by path; absent when missing) give."""
+    return _config(files)
 
 
 def from_worktree(root: Path) -> Snapshot:
@@ -189,18 +197,34 @@ def _from_entries(
     # The configuration may come from a trusted state (the base) instead of this one.
     cfg = config if config is not None else _config_from(root, lister)
     listed = lister(_listed(cfg))
+    caps: dict[str, int] = {}
+    for b in listed:  # one blob may sit at paths of both caps: read it up to the larger
+        if b.mode.startswith("100"):
+            caps[b.oid] = max(caps.get(b.oid, 0), cap_for(b.path, cfg))
+    data, sizes = git.read_blobs_capped(root, caps)
+    return assemble(root, label, cfg, listed, sizes=sizes, data=data)
+
+
+def assemble(
+    root: Path,
+    label: str,
+    cfg: config_mod.Config,
+    listed: Sequence[git.Blob],
+    *,
+    sizes: Mapping[str, int],
+    data: Mapping[str, bytes],
+) -> Snapshot:
+    """The state of the artifacts root from its listing (in git's order), with the sizes of
+    its regular files and the bytes of those within their cap."""
     problems = [
         finding("HG516", b.path, "only regular files are allowed under the artifacts root")
         for b in listed
         if not b.mode.startswith("100")
     ]
-    regular = [b for b in listed if b.mode.startswith("100")]
-    caps: dict[str, int] = {}
-    for b in regular:  # one blob may sit at paths of both caps: read it up to the larger
-        caps[b.oid] = max(caps.get(b.oid, 0), cap_for(b.path, cfg))
-    data, sizes = git.read_blobs_capped(root, caps)
-    files = {}
-    for b in regular:
+    files: dict[str, bytes] = {}
+    for b in listed:
+        if not b.mode.startswith("100"):
+            continue
         cap = cap_for(b.path, cfg)
         if sizes[b.oid] > cap:
             problems.append(_too_large(b.path, sizes[b.oid], cap))

@@ -12,6 +12,7 @@ Configuration (docs/formats.md): `[formats.<name>]` with `enabled` and `paths`.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
@@ -226,7 +227,9 @@ def paths_for(config: Config, name: str) -> tuple[str, ...]:
     return own if own is not None else REGISTRY[name].paths
 
 
+@functools.lru_cache(maxsize=16)
 def matcher(config: Config) -> Matcher:
+    """The matcher for a configuration; one per configuration (a range's commits share it)."""
     names = enabled(config)
     pieces = [_needle(p) for n in names for p in paths_for(config, n)]
     needles = literal = None

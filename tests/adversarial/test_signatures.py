@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness_gate import history, snapshot
 from tests.helpers import Repo
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
@@ -181,6 +182,32 @@ def test_pre_push_range_checks_signatures_too(repo: Repo, keys: dict[str, Path])
     adopt(repo, keys)
     plan_and_code(repo, None)
     assert ("HG217", f"{FOLDER}/approvals.jsonl") in findings(repo, "--range", "main..HEAD", "--stage", "pre-push")
+
+
+def test_signed_range_is_judged_as_with_per_commit_reads(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit that leaves the artifacts root alone reuses its parent's vouched state (and
+    blame); judging every commit with its own read and blame must find the same."""
+    adopt(repo, keys)
+    plan_and_code(repo, keys["alice"])  # a signed approval, then unsigned code
+    repo.write("src/b.py", "y = 1\n")
+    commit(repo, "more code")
+    repo.new_plan("p2", ("src/**",))
+    repo.approve()
+    commit(repo, "plan p2, approved in an unsigned commit")
+    repo.write("src/a.py", "x = 2\n")
+    commit(repo, "code under p2")
+    repo.write("src/c.py", "z = 1\n")
+    commit(repo, "more code under p2")
+    args = ("--range", "main..HEAD", "--stage", "pre-push")
+    derived = findings(repo, *args)
+    assert ("HG217", "harness/plans/p2/approvals.jsonl") in derived
+    assert ("HG217", f"{FOLDER}/approvals.jsonl") not in derived
+    monkeypatch.setattr(history.History, "snapshot", lambda self, oid: snapshot.from_commit(self.root, oid, self.cfg))
+    monkeypatch.setattr(history.History, "config", lambda self, oid: snapshot.read_config(self.root, oid))
+    monkeypatch.setattr(history.History, "shares_parent_state", lambda self, commit: False)
+    assert findings(repo, *args) == derived
 
 
 def test_index_check_does_not_claim_signatures(repo: Repo, keys: dict[str, Path]) -> None:
