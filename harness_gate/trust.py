@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,6 +88,8 @@ class Anchors:
                 if blobs and blobs[0].mode.startswith("100"):
                     data = git.read_blobs(self.root, [blobs[0].oid])[blobs[0].oid]
                     try:
+                        import tempfile  # noqa: PLC0415  (only with signed approvals)
+
                         fd, name = tempfile.mkstemp(prefix="harness-gate-signers-")
                         with os.fdopen(fd, "wb") as fh:
                             fh.write(data)
