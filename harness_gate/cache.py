@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness_gate import __version__, fsutil
+from harness_gate import fsutil
 
 T = TypeVar("T")
 _directory: list[Path | None] = [None]
@@ -29,16 +29,13 @@ _directory: list[Path | None] = [None]
 
 @functools.cache
 def rules_fingerprint() -> str:
-    """sha256 over harness-gate's version and the name, size and mtime of each of its
-    source and schema files: any edit or reinstall is a new cache. The files' stat, not
-    their bytes: reading all of them took a millisecond of every hook run."""
+    """sha256 over harness-gate's own source and schemas: any change is a new cache. Their
+    bytes, not their size and time: builds that keep both (reproducible wheels, `cp -p`,
+    Nix) would otherwise share one cache across different rules."""
     pkg = Path(__file__).resolve().parent
-    digest = hashlib.sha256(__version__.encode())
+    digest = hashlib.sha256()
     for path in sorted([*pkg.rglob("*.py"), *pkg.rglob("*.json")]):
-        st = path.stat()
-        digest.update(
-            f"{path.relative_to(pkg).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\0".encode("utf-8", "surrogateescape")
-        )
+        digest.update(path.relative_to(pkg).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 

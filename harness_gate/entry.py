@@ -34,7 +34,6 @@ _VALUED: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "--format": ("fmt", FORMATS),
 }
 _FLAGS = {"--staged": "staged", "--reverify": "reverify"}
-_GC_DEFAULT = gc.get_threshold()
 
 
 def emit(report: Report, fmt: str) -> None:
@@ -102,7 +101,7 @@ def check(
     def body() -> Report:
         location = None
         try:
-            if staged and not (range_ or base):
+            if staged and not (range_ or base or head):  # exactly the index: no usage error
                 # The index's diff is the largest git work of a commit: git starts on it
                 # (and what comes first) now, while the rest of harness-gate is imported.
                 from harness_gate import snapshot  # noqa: PLC0415
@@ -146,6 +145,8 @@ def check_options(argv: Sequence[str]) -> dict[str, str | bool] | None:
             # refuse: click says what is wrong.
             if not value or value.startswith("-") or (choices is not None and value not in choices):
                 return None
+            if key == "config_file" and os.path.isdir(value):  # noqa: PTH112  (pathlib: imported later)
+                return None  # click refuses a directory (`dir_okay=False`)
             options_value = value
         else:
             return None
@@ -164,6 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cli_main(args)
     # A large change makes tens of thousands of objects, none of them cyclic garbage:
     # collecting every 700 allocations only rescans them (docs/performance.md).
+    thresholds = gc.get_threshold()
     gc.set_threshold(100_000, 20, 20)
     try:
         check(**options)  # type: ignore[arg-type]
@@ -172,8 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # as click's CLI answers it
         sys.stderr.write("\nAborted.\n")
         code = 130
+    finally:
+        gc.set_threshold(*thresholds)
     if argv is not None:
-        gc.set_threshold(*_GC_DEFAULT)
         return code
     # The process's own command line: the verdict is out, and every file, thread and
     # child is closed. Exit now rather than free every object one by one (~10 ms on a

@@ -157,11 +157,14 @@ def start(args: Sequence[str], *, cwd: Path, stdin: bytes | None = None) -> None
 
 
 def discard_started() -> None:
-    """Stop and forget whatever was started and never asked for (a check that ended early)."""
+    """Stop and forget whatever was started and never asked for (a check that ended early).
+    Never raises: what a discarded command or checksum found was not asked for (an inactive
+    repository's index is not judged), and the check's own error, if any, is the one shown."""
     while _STARTED:
-        _STARTED.popitem()[1].discard()
+        with contextlib.suppress(Exception):
+            _STARTED.popitem()[1].discard()
     while _VERIFYING:
-        _VERIFYING.popitem()[1].join()
+        _VERIFYING.popitem()[1].thread.join()
 
 
 @dataclass(frozen=True)
@@ -169,7 +172,7 @@ class Location:
     toplevel: Path
     cache_dir: Path  # under the git directory: never tracked, never in the work tree
     merge_head: Path
-    head: str | None = None  # the commit HEAD points at; None on an unborn branch
+    head: str | None  # the commit HEAD points at; None on an unborn branch
 
 
 _LOCATE = ("--show-toplevel", "--git-path", "harness-gate", "--git-path", "MERGE_HEAD", "--git-path", "index")
@@ -394,9 +397,8 @@ def read_blobs_capped(root: Path, caps: Mapping[str, int]) -> tuple[dict[str, by
 
 
 def _feed(pipe: IO[bytes], data: bytes) -> None:
-    with contextlib.suppress(OSError):  # git stopped reading: its exit code tells why
+    with contextlib.suppress(OSError), pipe:  # git stopped reading: its exit code tells why
         pipe.write(data)
-        pipe.close()
 
 
 def resolve(root: Path, rev: str) -> str | None:
@@ -499,8 +501,11 @@ def _one_parent_fields(metas: list[bytes]) -> list[str] | None:
     """The fields of one-parent records (`:old new oid oid S`), validated all at once
     by their characters, counts and lengths; None for anything else (a merge's
     combined diff, or output to be parsed and refused record by record)."""
+    # Each record alone has the one length of its five fields (40- or 64-hex object ids).
+    if not metas or not set(map(len, metas)) <= {98, 146}:
+        return None
     joined = b" ".join(metas)
-    if not metas or joined.translate(None, _RAW_CHARS) or joined.count(b":") != len(metas):
+    if joined.translate(None, _RAW_CHARS) or joined.count(b":") != len(metas):
         return None
     # Every colon starts a field: the first field of each record, by the lengths below.
     if not joined.startswith(b":") or joined.count(b" :") != len(metas) - 1:
@@ -677,14 +682,14 @@ class _Verification:
     interpreter lock, so it runs while the main thread imports and parses."""
 
     def __init__(self, path: Path) -> None:
-        self.error: GitError | None = None
+        self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._work, args=(path,), daemon=True)
         self.thread.start()
 
     def _work(self, path: Path) -> None:
         try:
             _verify_index_file(path)
-        except GitError as exc:
+        except BaseException as exc:
             self.error = exc
 
     def join(self) -> None:

@@ -45,6 +45,7 @@ CLICK = [
     ["check", "--stagedx"],
     ["check", "--sta", "pre-commit"],
     ["check", "--", "--staged"],
+    ["check", "--staged", "--config", "/"],
 ]
 
 

@@ -49,6 +49,17 @@ def test_bulk_raw_diff_parse_equals_the_record_by_record_parse(repo: Repo) -> No
         b":100644 100644 " + b"a" * 40 + b" " + b"b" * 40 + b" M\0path",  # no final NUL
         b":100644 100644 " + b"a" * 40 + b" " + b"b" * 40 + b" M\0",  # a record without its path
         b":100644 100644 " + b"a" * 40 + b" M\0path\0",  # a field missing
+        # Fields that add up over two records, but not within each.
+        b":100644 100644 "
+        + b"a" * 40
+        + b" "
+        + b"a" * 40
+        + b" M :100644\0p1\0"
+        + b"100644 "
+        + b"a" * 40
+        + b" "
+        + b"a" * 40
+        + b" M\0p2\0",
     ],
 )
 def test_malformed_raw_diff_is_an_error(raw: bytes) -> None:
@@ -93,3 +104,51 @@ def test_holding_equals_a_search_per_path(paths: list[bytes], words: list[bytes]
     lowered = [w.lower() for w in words]
     expected = {p for p in paths if any(w in p.lower() for w in lowered)}
     assert boundary.holding(paths, lowered, lower=True) == expected
+
+
+def _commit(repo: Repo, name: str) -> str:
+    repo.write(name, f"{name}\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", name)
+    return repo.git("rev-parse", "HEAD").decode().strip()
+
+
+def test_a_started_command_answers_only_the_same_question(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same directory, arguments, input and GIT_INDEX_FILE: the started answer, even when
+    the repository moved since (what the hook asks within one check). Anything else: git
+    is asked again."""
+    first = _commit(repo, "a")
+    args = ["rev-parse", "HEAD"]
+    git.start(args, cwd=repo.path)
+    second = _commit(repo, "b")
+    assert git.run(args, cwd=repo.path).decode().strip() == first  # the started answer
+    assert git.run(args, cwd=repo.path).decode().strip() == second  # used once
+    git.start(args, cwd=repo.path)
+    monkeypatch.setenv("GIT_INDEX_FILE", str(repo.path / ".git" / "index"))
+    _commit(repo, "c")
+    assert git.run(args, cwd=repo.path).decode().strip() != second  # another index: asked again
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    git.discard_started()
+    blob = _blob(repo, b"x\n")
+    git.start(["cat-file", "--batch"], cwd=repo.path, stdin=b"HEAD\n")
+    assert git.run(["cat-file", "--batch"], cwd=repo.path, stdin=f"{blob}\n".encode()).endswith(b"x\n\n")
+    git.discard_started()
+
+
+def test_a_started_command_that_fails_is_an_error(repo: Repo) -> None:
+    _commit(repo, "a")
+    args = ["rev-parse", "--verify", "no-such-ref"]
+    git.start(args, cwd=repo.path)
+    with pytest.raises(GitError):
+        git.run(args, cwd=repo.path)
+
+
+def test_discarding_stops_and_forgets(repo: Repo) -> None:
+    _commit(repo, "a")
+    git.start(["cat-file", "--batch"], cwd=repo.path, stdin=b"HEAD\n")
+    git.prefetch_staged(repo.path, "HEAD")
+    started = list(git._STARTED.values())
+    assert started and git._VERIFYING
+    git.discard_started()
+    assert not git._STARTED and not git._VERIFYING
+    assert all(s.proc.returncode is not None and s.out.closed for s in started)

@@ -102,6 +102,26 @@ def test_git_killed_mid_answer(gated: Repo, tmp_path: Path, monkeypatch: pytest.
     _with_path(monkeypatch, _faulty_git(tmp_path, subcommand, KILLED))
     doc = report(gated, "check", "--staged")
     assert (doc["exit_code"], error_code(doc)) == (2, "HG903"), doc
+    # The console script (its git reads started ahead, the checksum in a thread) as well.
+    code, doc, err = run_json(gated, "check", "--staged")
+    assert (code, error_code(doc)) == (2, "HG903"), doc
+    assert b"Traceback" not in err
+
+
+def test_corrupt_index_of_an_inactive_repository(repo: Repo) -> None:
+    """Without the gate at HEAD nothing is judged, the index included: the checksum the
+    console script started ahead is dropped unread, as the click path never computes it."""
+    repo.write("a.txt", "a\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "init")
+    repo.write("b.txt", "b\n")
+    repo.git("add", "-A")
+    index = repo.path / ".git" / "index"
+    index.write_bytes(index.read_bytes().replace(b"b.txt\0", b"c.txt\0"))
+    res = repo.cli("check", "--staged")
+    assert (res.exit_code, "inactive" in res.output) == (0, True), res.output
+    proc = repo.run("check", "--staged")
+    assert (proc.returncode, b"inactive" in proc.stdout) == (0, True), proc.stdout + proc.stderr
 
 
 def _star_py_plan(repo: Repo) -> None:

@@ -7,7 +7,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
+from harness_gate import gate
 from tests.adversarial.util import setup_gated, staged
 from tests.helpers import Repo
 
@@ -188,3 +191,23 @@ def test_git_config_files_are_protected(repo: Repo, path: str, text: str) -> Non
     repo.write(path, text)
     repo.git("add", "-A")
     assert staged(repo) == (0, []), setup
+
+
+_PIECES = [
+    ".gitignore", ".gitattributes", ".github", "CODEOWNERS", "docs", "action.yml", ".harness-gate.toml", "harness",
+    "pyproject.toml", "src", "x", "/", "\u017f", "\u212a", "\u0130", "S", "K", "I", "\u00df",
+    "harne", ".gitattribute", ".pre-commit-hoo", "s.yaml", "CODEOWNER", ".g", "tignore", "s",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@example([".gitattribute\u017f", "harne\u017fs/x", ".pre-commit-hoo\u212as.yaml"], None)
+@given(st.lists(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=5).map("".join), max_size=40),
+       st.sampled_from([None, ".harness-gate.toml", "pyproject.toml"]))  # fmt: skip
+def test_suspects_hold_every_protected_path_and_variant(names: list[str], source: str | None) -> None:
+    """The bulk search misses nothing the per-path rules would find."""
+    paths = [n.encode("utf-8", "surrogateescape") for n in names]
+    suspects = gate._suspects(paths, source, "harness")
+    for name, path in zip(names, paths, strict=True):
+        if gate.protected(name, source, "harness") or gate.case_variant(name, source, "harness"):
+            assert path in suspects, name
