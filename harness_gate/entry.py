@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import stat
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
@@ -145,8 +146,8 @@ def check_options(argv: Sequence[str]) -> dict[str, str | bool] | None:
             # refuse: click says what is wrong.
             if not value or value.startswith("-") or (choices is not None and value not in choices):
                 return None
-            if key == "config_file" and os.path.isdir(value):  # noqa: PTH112  (pathlib: imported later)
-                return None  # click refuses a directory (`dir_okay=False`)
+            if key == "config_file" and _click_refuses_path(value):
+                return None
             options_value = value
         else:
             return None
@@ -154,6 +155,18 @@ def check_options(argv: Sequence[str]) -> dict[str, str | bool] | None:
             return None  # given twice: click decides which counts
         options[key] = options_value
     return options
+
+
+def _click_refuses_path(value: str) -> bool:
+    """What `click.Path(dir_okay=False)` refuses: a directory, or a file it cannot read
+    (a path that does not exist is accepted, and the check reports it)."""
+    from pathlib import Path  # noqa: PLC0415
+
+    try:
+        st = Path(value).stat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) or not os.access(value, os.R_OK)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -123,10 +123,12 @@ class _Started:
             self.out.close()
 
     def discard(self) -> None:
-        with contextlib.suppress(OSError):
-            self.proc.kill()
-        self.proc.communicate()
-        self.out.close()
+        try:
+            with contextlib.suppress(OSError):
+                self.proc.kill()
+            self.proc.communicate()
+        finally:
+            self.out.close()
 
 
 def _scratch_file() -> IO[bytes]:

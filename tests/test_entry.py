@@ -3,8 +3,12 @@ the same answers, without importing click."""
 
 from __future__ import annotations
 
+import gc
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -81,3 +85,30 @@ def test_the_hook_command_does_not_import_click(repo: Repo) -> None:
         res = subprocess.run([sys.executable, "-c", probe, *argv], cwd=repo.path, capture_output=True, check=False)
         assert res.returncode == 0, res.stdout + res.stderr
         assert res.stderr.decode().strip() == imported, argv
+
+
+def test_a_config_click_cannot_read_goes_to_click(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text('artifacts_dir = "harness"\n')
+    assert entry.check_options(["check", "--staged", "--config", str(cfg)]) is not None
+    monkeypatch.setattr(os, "access", lambda *_: False)  # as for a non-root user and mode 000
+    assert entry.check_options(["check", "--staged", "--config", str(cfg)]) is None
+
+
+def test_usage_errors_come_before_the_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # not a repository
+    assert entry.main(["check", "--staged", "--head", "HEAD", "--format", "json"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"]["code"] == "HG904"
+
+
+def test_gc_thresholds_are_restored(repo: Repo) -> None:
+    setup_gated(repo)
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(500, 7, 9)
+        entry.main(["check", "--staged", "--format", "json"])
+        assert gc.get_threshold() == (500, 7, 9)
+    finally:
+        gc.set_threshold(*before)

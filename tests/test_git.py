@@ -152,3 +152,19 @@ def test_discarding_stops_and_forgets(repo: Repo) -> None:
     git.discard_started()
     assert not git._STARTED and not git._VERIFYING
     assert all(s.proc.returncode is not None and s.out.closed for s in started)
+
+
+def test_discarding_goes_on_past_a_failure(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    _commit(repo, "a")
+    git.start(["rev-parse", "HEAD"], cwd=repo.path)
+    git.start(["rev-parse", "HEAD~0"], cwd=repo.path)
+    started = list(git._STARTED.values())
+
+    def broken() -> None:
+        raise OSError("injected")
+
+    monkeypatch.setattr(started[-1], "discard", broken)  # the first one discarded (last in)
+    git.discard_started()  # does not raise
+    assert not git._STARTED
+    assert started[0].out.closed  # the one after the failure was discarded too
+    type(started[-1]).discard(started[-1])  # the test's own leftover

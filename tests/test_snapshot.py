@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
+
 import pytest
 
-from harness_gate import snapshot
+from harness_gate import cache, snapshot
 from harness_gate.errors import GitError
 from tests.helpers import Repo
 
@@ -56,3 +60,24 @@ def test_symlinks_and_submodules_in_the_index_are_findings(repo: Repo) -> None:
 def test_unknown_revision_is_a_git_error(repo: Repo) -> None:
     with pytest.raises(GitError):
         snapshot.from_commit(repo.path, "no-such-rev")
+
+
+def test_the_rules_fingerprint_reads_the_files_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One byte of harness-gate's source changed, size and modification time kept: a new
+    fingerprint (builds that keep both would otherwise share a cache across rules)."""
+    pkg = tmp_path / "harness_gate"
+    shutil.copytree(Path(cache.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    target = pkg / "gate.py"
+    monkeypatch.setattr(cache, "__file__", str(pkg / "cache.py"))
+    cache.rules_fingerprint.cache_clear()
+    before = cache.rules_fingerprint()
+    st = target.stat()
+    data = bytearray(target.read_bytes())
+    data[-2] = ord("#") if data[-2] != ord("#") else ord(" ")
+    target.write_bytes(bytes(data))
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    cache.rules_fingerprint.cache_clear()
+    try:
+        assert cache.rules_fingerprint() != before
+    finally:
+        cache.rules_fingerprint.cache_clear()
