@@ -358,12 +358,14 @@ def read_blobs_capped(root: Path, caps: Mapping[str, int]) -> tuple[dict[str, by
         return {}, {}
     unique = list(caps)
     request = ("\n".join(unique) + "\n").encode()
+    errors = _scratch_file()  # git's message, read once it has exited: never a full pipe
     try:
         proc = subprocess.Popen(
             ["git", *_HARDENING, "cat-file", "--batch"],
-            cwd=root, env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=root, env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
         )  # fmt: skip
     except OSError as exc:
+        errors.close()
         raise GitNotRunnable(exc) from None
     if proc.stdin is None or proc.stdout is None:  # never: both are pipes (for the type checker)
         raise GitError("`git cat-file --batch` has no pipes")
@@ -373,6 +375,7 @@ def read_blobs_capped(root: Path, caps: Mapping[str, int]) -> tuple[dict[str, by
     writer.start()
     contents: dict[str, bytes] = {}
     sizes: dict[str, int] = {}
+    problem: GitError | None = None
     try:
         out = proc.stdout
         for oid in unique:
@@ -389,12 +392,18 @@ def read_blobs_capped(root: Path, caps: Mapping[str, int]) -> tuple[dict[str, by
                     got += len(chunk)
             if got != size or out.read(1) != b"\n":
                 raise GitError(f"truncated output reading object {oid}")
+    except GitError as exc:
+        problem = exc
     finally:
         proc.stdout.close()
         code = proc.wait()
         writer.join()
-    if code != 0:
-        raise GitError(f"`git cat-file --batch` failed: exit code {code}")
+        errors.seek(0)
+        stderr = errors.read()
+        errors.close()
+    _check_exit(["cat-file", "--batch"], code, stderr)  # git's own reason says more
+    if problem is not None:
+        raise problem
     return contents, sizes
 
 

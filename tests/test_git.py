@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -168,3 +170,8 @@ def test_discarding_goes_on_past_a_failure(repo: Repo, monkeypatch: pytest.Monke
     assert not git._STARTED
     assert started[0].out.closed  # the one after the failure was discarded too
     type(started[-1]).discard(started[-1])  # the test's own leftover
+
+
+def test_capped_reads_report_why_git_failed(tmp_path: Path) -> None:
+    with pytest.raises(GitError, match="not a git repository"):
+        git.read_blobs_capped(tmp_path, {"0123456789" * 4: 10})
