@@ -485,7 +485,7 @@ def run_explain(cwd: Path, paths: Sequence[str], plan_id: str | None) -> Report:
     life = lifecycle.replay(plans.load(new, plan_id)) if plan_id else None
     policy = life.policy if life else None
     allowed = boundary_mod.Boundary.compile(policy.boundary) if policy else None
-    exact = {p.rstrip("/") for p in policy.boundary if not boundary_mod.has_wildcard(p)} if policy else set()
+    exact = allowed.exact if allowed else frozenset()
     if life is None:
         lines.append("plan: none active (no write authority for paths outside the artifacts root)")
     else:
@@ -528,7 +528,7 @@ def _explain_one(
     rel: str,
     cfg: config_mod.Config,
     allowed: boundary_mod.Boundary | None,
-    exact: set[str],
+    exact: frozenset[str],
     life: lifecycle.Lifecycle | None,
     *,
     trusted: snapshot.Snapshot,

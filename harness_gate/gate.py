@@ -108,12 +108,9 @@ class State:
         return self.load_olds()
 
 
-def in_artifacts(change: git.Change, artifacts_dir: str) -> bool:
-    """Inside the artifacts root: governed by artifact rules, not by a plan's boundary."""
-    return change.path.startswith(_root_prefix(artifacts_dir))
-
-
 def _root_prefix(artifacts_dir: str) -> bytes:
+    """What paths inside the artifacts root start with: governed by artifact rules, not
+    by a plan's boundary."""
     return artifacts_dir.encode("utf-8", "surrogateescape") + b"/"
 
 
@@ -208,7 +205,7 @@ def _always_blocked(state: State, suspects: set[bytes]) -> list[Finding]:
     badly named file is how one fixes it."""
     cfg = state.new.config
     out = []
-    alive = [c.path for c in state.changes if c.new_mode != DELETED]
+    alive = [c.path for c in state.changes if c.new_mode != git.NO_MODE]
     controls = _with_controls(alive)
     for path in alive:
         if path in controls and CONTROL.search(path):
@@ -225,7 +222,6 @@ def _always_blocked(state: State, suspects: set[bytes]) -> list[Finding]:
     return out
 
 
-DELETED = "000000"
 _NEW_MODE = operator.attrgetter("new_mode")
 _OLD_MODES = operator.attrgetter("old_modes")
 # Bytes that can never start a control character (NUL joins paths and is in no path).

@@ -14,7 +14,7 @@ import os
 import re
 import subprocess
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, NamedTuple
@@ -297,19 +297,34 @@ def read_blobs(root: Path, oids: Sequence[str]) -> dict[str, bytes]:
     unique = list(dict.fromkeys(oids))
     out = run(["cat-file", "--batch"], cwd=root, stdin=("\n".join(unique) + "\n").encode())
     blobs: dict[str, bytes] = {}
-    pos = 0
-    for oid in unique:
-        nl = out.index(b"\n", pos)
-        header = out[pos:nl].split(b" ")
-        if len(header) != 3 or header[1] != b"blob":
+    for oid, _, kind, data in _batch_answers(out, unique):
+        if kind != b"blob" or data is None:
             raise GitError(f"object {oid} is not a readable blob")
-        size = int(header[2])
-        start = nl + 1
-        blobs[oid] = out[start : start + size]
-        if len(blobs[oid]) != size:
-            raise GitError(f"truncated output reading object {oid}")
-        pos = start + size + 1
+        blobs[oid] = data
     return blobs
+
+
+def _batch_answers(out: bytes, asked: Sequence[str]) -> Iterator[tuple[str, str, bytes, bytes | None]]:
+    """`git cat-file --batch` output, answer by answer: (what was asked, the object's id,
+    its type, its bytes), or (asked, "", b"missing", None) for a name that names nothing.
+    Every answer is framed exactly (its size, then a newline): a short one is an error."""
+    pos = 0
+    for name in asked:
+        nl = out.find(b"\n", pos)
+        if nl < 0:
+            raise GitError(f"truncated output reading {name}")
+        header = out[pos:nl].split(b" ")
+        if header[-1] in (b"missing", b"ambiguous"):
+            pos = nl + 1
+            yield name, "", b"missing", None
+            continue
+        if len(header) != 3 or not header[2].isdigit():
+            raise GitError(f"unexpected `git cat-file` header for {name}")
+        end = nl + 1 + int(header[2])
+        if len(out) < end + 1 or out[end : end + 1] != b"\n":
+            raise GitError(f"truncated output reading {name}")
+        pos = end + 1
+        yield name, header[0].decode("ascii"), header[1], out[nl + 1 : end]
 
 
 def _paths_request(rev: str, paths: Sequence[str]) -> bytes:
@@ -324,24 +339,9 @@ def read_paths(root: Path, rev: str, paths: Sequence[str]) -> dict[str, tuple[st
     the caller checks modes and ids against a listing."""
     out = run(["cat-file", "--batch"], cwd=root, stdin=_paths_request(rev, paths))
     found: dict[str, tuple[str, bytes]] = {}
-    pos = 0
-    for path in paths:
-        nl = out.find(b"\n", pos)
-        if nl < 0:
-            raise GitError(f"truncated output reading {rev}:{path}")
-        header = out[pos:nl].split(b" ")
-        if header[-1] in (b"missing", b"ambiguous"):
-            pos = nl + 1
-            continue
-        if len(header) != 3 or not header[2].isdigit():
-            raise GitError(f"unexpected `git cat-file` header for {rev}:{path}")
-        size = int(header[2])
-        data = out[nl + 1 : nl + 1 + size]
-        if len(data) != size or out[nl + 1 + size : nl + 2 + size] != b"\n":
-            raise GitError(f"truncated output reading {rev}:{path}")
-        if header[1] == b"blob":
-            found[path] = (header[0].decode("ascii"), data)
-        pos = nl + 2 + size
+    for path, oid, kind, data in _batch_answers(out, paths):
+        if kind == b"blob" and data is not None:
+            found[path] = (oid, data)
     return found
 
 
@@ -442,6 +442,7 @@ DIFF_FLAGS = (
 )  # fmt: skip
 
 ZERO_OIDS = frozenset({"0" * 40, "0" * 64})
+NO_MODE = "000000"  # the side of a change where the path does not exist
 
 
 class Change(NamedTuple):
@@ -463,11 +464,11 @@ class Change(NamedTuple):
 
     @property
     def deleted(self) -> bool:
-        return self.new_mode == "000000"
+        return self.new_mode == NO_MODE
 
     @property
     def added(self) -> bool:
-        return all(m == "000000" for m in self.old_modes)
+        return all(m == NO_MODE for m in self.old_modes)
 
 
 def _parse_meta(meta: bytes, path: bytes) -> Change:

@@ -77,7 +77,8 @@ class Snapshot:
     memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
 
-def _config(read: Mapping[str, bytes]) -> config_mod.Config:
+def config_of(read: Mapping[str, bytes]) -> config_mod.Config:
+    """The configuration the config files' bytes (by path; absent when missing) give."""
     own, pyproject = read.get(CONFIG_PATHS[0]), read.get(CONFIG_PATHS[1])
     if own is None and pyproject is None:
         return config_mod.Config()
@@ -101,13 +102,8 @@ def _config(read: Mapping[str, bytes]) -> config_mod.Config:
     return cfg if cfg is not None else config_mod.parse(own, pyproject)
 
 
-def config_of(files: Mapping[str, bytes]) -> config_mod.Config:
-    """The configuration the config files' bytes (by path; absent when missing) give."""
-    return _config(files)
-
-
 def from_worktree(root: Path) -> Snapshot:
-    cfg = _config({p: (root / p).read_bytes() for p in CONFIG_PATHS if (root / p).is_file()})
+    cfg = config_of({p: (root / p).read_bytes() for p in CONFIG_PATHS if (root / p).is_file()})
     base = root / cfg.artifacts_dir
     files: dict[str, bytes] = {}
     logs: dict[str, Path] = {}
@@ -168,7 +164,7 @@ def read_config(root: Path, rev: str | None) -> config_mod.Config:
         named = git.read_paths(root, rev, CONFIG_PATHS) if top else {}
         if any(named.get(b.path, ("",))[0] != b.oid for b in top):
             raise GitError(f"the configuration files of {rev[:12]} read differently twice")
-        return _config({b.path: named[b.path][1] for b in top})
+        return config_of({b.path: named[b.path][1] for b in top})
     return _config_from(root, lambda *p: git.index_entries(root, *p))
 
 
@@ -188,7 +184,7 @@ def prefetch(location: git.Location) -> None:
 def _config_from(root: Path, lister: Callable[..., list[git.Blob]]) -> config_mod.Config:
     top = [b for b in lister(*CONFIG_PATHS) if b.path in CONFIG_PATHS and b.mode.startswith("100")]
     blobs = git.read_blobs(root, [b.oid for b in top])
-    return _config({b.path: blobs[b.oid] for b in top})
+    return config_of({b.path: blobs[b.oid] for b in top})
 
 
 def _from_entries(
