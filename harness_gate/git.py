@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -292,20 +293,14 @@ def has_path(root: Path, rev: str, path: str) -> bool:
 
 def read_blobs(root: Path, oids: Sequence[str]) -> dict[str, bytes]:
     """Contents of many blobs in one `git cat-file --batch` process."""
-    if not oids:
-        return {}
-    unique = list(dict.fromkeys(oids))
-    out = run(["cat-file", "--batch"], cwd=root, stdin=("\n".join(unique) + "\n").encode())
-    blobs: dict[str, bytes] = {}
-    for oid, _, kind, data in _batch_answers(out, unique):
-        if kind != b"blob" or data is None:
-            raise GitError(f"object {oid} is not a readable blob")
-        blobs[oid] = data
-    return blobs
+    # The capped reader with no cap: one parser of blob answers by id, and it checks
+    # that each answer is for the id asked.
+    contents, _ = read_blobs_capped(root, dict.fromkeys(oids, sys.maxsize))
+    return contents
 
 
 def _batch_answers(out: bytes, asked: Sequence[str]) -> Iterator[tuple[str, str, bytes, bytes | None]]:
-    """`git cat-file --batch` output, answer by answer: (what was asked, the object's id,
+    """`git cat-file --batch` output for names (`rev:path`), answer by answer: (what was asked, the object's id,
     its type, its bytes), or (asked, "", b"missing", None) for a name that names nothing.
     Every answer is framed exactly (its size, then a newline): a short one is an error."""
     pos = 0

@@ -175,3 +175,30 @@ def test_discarding_goes_on_past_a_failure(repo: Repo, monkeypatch: pytest.Monke
 def test_capped_reads_report_why_git_failed(tmp_path: Path) -> None:
     with pytest.raises(GitError, match="not a git repository"):
         git.read_blobs_capped(tmp_path, {"0123456789" * 4: 10})
+
+
+def test_reading_paths_by_name(repo: Repo) -> None:
+    """Blobs only, each with its id; an absent path and a directory are left out."""
+    repo.write("with space.toml", "a = 1\n")
+    repo.write("dir/x", "x\n")
+    head = _commit(repo, "f")
+    found = git.read_paths(repo.path, head, ["with space.toml", "absent.toml", "dir", "f"])
+    assert found == {
+        "with space.toml": (_blob(repo, b"a = 1\n"), b"a = 1\n"),
+        "f": (_blob(repo, b"f\n"), b"f\n"),
+    }
+
+
+def test_reading_a_missing_blob_is_an_error(repo: Repo) -> None:
+    with pytest.raises(GitError, match="not a readable blob"):
+        git.read_blobs(repo.path, ["0123456789" * 4])
+
+
+@pytest.mark.parametrize(
+    "out",
+    [b"", b"0123 blob 5\nabc", b"0123 blob 3\nabc", b"0123 blob x\nabc\n", b"0123 blob 3\nabcd\n"],
+    ids=["nothing", "short", "no-final-newline", "bad-size", "longer-than-said"],
+)
+def test_batch_answers_are_framed_exactly(out: bytes) -> None:
+    with pytest.raises(GitError):
+        list(git._batch_answers(out, ["HEAD:a"]))
