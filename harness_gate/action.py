@@ -31,6 +31,7 @@ class Plan:
     base: str | None
     head: str | None
     why: str
+    landed: bool = False  # the commits are (or are about to be) the base branch's own history
 
 
 def _input(name: str, default: str = "") -> str:
@@ -68,7 +69,7 @@ def resolve(root: Path, event: str, payload: dict[str, Any]) -> Plan:
     if event == "merge_group":
         group = payload.get("merge_group") or {}
         return Plan(_sha(group.get("base_sha"), "merge_group.base_sha"),
-                    _sha(group.get("head_sha"), "merge_group.head_sha"), event)  # fmt: skip
+                    _sha(group.get("head_sha"), "merge_group.head_sha"), event, landed=True)  # fmt: skip
     if event == "push":
         after = payload.get("after") or ""
         if payload.get("deleted") or ZERO.match(str(after)):
@@ -76,10 +77,10 @@ def resolve(root: Path, event: str, payload: dict[str, Any]) -> Plan:
         after = _sha(after, "after")
         before = str(payload.get("before") or "")
         default = (payload.get("repository") or {}).get("default_branch") or "main"
+        to_default = payload.get("ref") == f"refs/heads/{default}"
         if not ZERO.match(before) and git.commit_exists(root, before):
             # Also for a forced push: the commits of `after` that `before` did not have.
-            return Plan(_sha(before, "before"), after, event)
-        to_default = payload.get("ref") == f"refs/heads/{default}"
+            return Plan(_sha(before, "before"), after, event, landed=to_default)
         if not ZERO.match(before) and (git.is_shallow(root) or to_default):
             # The old tip is not here: too little history, or a rewritten default branch.
             raise HarnessGateError(
@@ -125,13 +126,8 @@ def run() -> Report:
     if plan.base is None or plan.head is None:
         return Report("check", data={"event": event, "skipped": plan.why}, lines=(plan.why,))
     mode = check.Mode("base", plan.base, plan.head)
-    evidence_head = None
-    if event == "merge_group":
-        parents = git.parents(root, plan.head)
-        if len(parents) == 2:
-            evidence_head = parents[1]  # the pull request's head, merged onto the queue
     report = check.run_check(root, stage=stage, mode=mode, plan_id=None, config_file=_input("config") or None,
-                             reverify=reverify, evidence_head=evidence_head)  # fmt: skip
+                             reverify=reverify, landed=plan.landed)  # fmt: skip
     return Report(report.command, report.findings, {"event": event, **report.data}, report.error, report.lines)
 
 

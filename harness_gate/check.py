@@ -2,9 +2,10 @@
 
 Modes: the index (`--staged`, pre-commit), a commit range (`--range A..B`, pre-push),
 and a pull request (`--base REF [--head REF]`, CI). In a range every commit is
-judged on its own, with the plan active at that commit, so a commit made with
-`--no-verify` is still caught. The configuration always comes from the trusted side:
-HEAD for the index, the range's base otherwise.
+judged on its own, with the plans its own state holds and where each came from
+(docs/lifecycle.md, "Which plan governs"), so a commit made with `--no-verify` is still
+caught. The configuration always comes from the trusted side: HEAD for the index, the
+range's base otherwise.
 """
 
 from __future__ import annotations
@@ -13,20 +14,22 @@ import contextlib
 import dataclasses
 import functools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
-from harness_gate import cache, gate, git, history, lifecycle, plans, snapshot, trust
+from harness_gate import branches, cache, gate, git, governance, history, lifecycle, plans, snapshot, trust
 from harness_gate import config as config_mod
+from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.errors import ConfigError, HarnessGateError
-from harness_gate.findings import Finding, finding
+from harness_gate.findings import Finding, Severity, finding
 from harness_gate.report import Report
 
 INACTIVE = "harness-gate: inactive (no artifacts root and no configuration); nothing to check"
+ADOPTING = "harness-gate: a repository's first commit adopts harness-gate and is not judged"
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,13 @@ class Head:
     commit: str | None = None  # the head commit; None for the index
     code_commits: tuple[str, ...] = ()  # the judged commits that changed code
     anchors: trust.Anchors | None = None
+    origins: Callable[[], Origins] = lambda: BASE_ONLY  # of the head state: the plans the change started
+    # The commit the branch's own change is measured from (a review speaks of that change).
+    fork: Callable[[], str | None] = lambda: None
+    # On a base branch's own line (a push there, a merge queue's group): each plan's own
+    # stretch of that line, (start, end) commits, for a review of the change as it landed.
+    span: Callable[[str], tuple[str, str] | None] = lambda plan_id: None
+    landed: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,9 +130,13 @@ def run_check(
     plan_id: str | None,
     config_file: str | None,
     reverify: bool = False,
-    evidence_head: str | None = None,
+    landed: bool = False,
     location: git.Location | None = None,
 ) -> Report:
+    """`landed`: the range is (or is about to become) the base branch's own history, as
+    after a merge to the default branch or in a merge queue's group: evidence recorded for
+    the pull request's head is accepted with a warning when the merged tree differs, and a
+    review may speak of each plan's change as it landed (docs/workflows.md)."""
     location = location or git.locate(cwd)
     root = location.toplevel
     if plan_id is not None and not plans.PLAN_ID.match(plan_id):
@@ -135,20 +149,15 @@ def run_check(
                 findings, data, head = _check_index(location, plan_id, config_file, stack)
             else:
                 findings, data, head = _check_commits(root, mode, plan_id, config_file, stack)
-            if head is not None and head.code_changed:
-                if evidence_head is not None:
-                    # A merge queue's group commit carries the base's newer work too: its
-                    # evidence and review are those of the pull request's own head.
-                    cfg = head.snapshot.config
-                    snap = _vouched(snapshot.from_commit(root, evidence_head, cfg), head.anchors, evidence_head)
-                    head = dataclasses.replace(
-                        head, snapshot=snap, tree=lambda: _fingerprint(root, cfg, evidence_head), commit=evidence_head
-                    )
+            if head is not None:
+                head = dataclasses.replace(head, landed=landed)
                 findings.extend(_requirements(root, stage, head, plan_id, reverify=reverify))
     finally:
         cache.configure(None)
         git.discard_started()
     data = {"stage": stage, "mode": mode.kind, **data}
+    if data.get("adopting"):
+        return Report("check", data=data, lines=(ADOPTING,))
     if not data.get("active", True):
         return Report("check", data=data, lines=(INACTIVE,))
     # One problem reached by two rules (a plan folder's log, read for its artifacts and for
@@ -157,49 +166,79 @@ def run_check(
 
 
 def _requirements(root: Path, stage: str, head: Head, plan_id: str | None, *, reverify: bool) -> list[Finding]:
-    """Fresh evidence and a fresh passing review for the head state, where the stage asks."""
+    """What the stage asks of the head state, for every plan the change used or started:
+    completed (or cancelled) plans, fresh evidence for each, and a fresh passing review of
+    the branch's change. pre-push warns about evidence where it does not require it."""
     cfg = head.snapshot.config
     want_evidence, want_review = stage in cfg.evidence_stages, stage in cfg.review_stages
-    if not (want_evidence or want_review):
+    # pre-push warns about what CI will block, unless the configuration makes it strict.
+    warn_evidence = stage == "pre-push" and not want_evidence and "ci" in cfg.evidence_stages
+    want_end = stage in cfg.completion_stages
+    if not (want_evidence or warn_evidence or want_review or want_end):
         return []
+    snap = head.snapshot
+    here = governance.present(snap)
+    used = sorted(head.used) if plan_id is None else [plan_id]
+    out: list[Finding] = []
+    for gone in (p for p in used if p not in here):
+        out.append(finding(
+            "HG223", f"{cfg.artifacts_dir}/plans/{gone}/plan.md",
+            f"plan `{gone}` authorised changes here, but its folder is not at the head",
+        ))  # fmt: skip
+    alive = [p for p in used if p in here]
+    if want_end:
+        started = governance.started_here(snap, head.origins()) if plan_id is None else set()
+        for p in sorted({*alive, *started}):
+            life = lifecycle.replay(plans.load(snap, p))
+            if life.state not in lifecycle.ENDED:
+                out.append(finding(
+                    "HG415", f"{cfg.artifacts_dir}/plans/{p}/plan.md",
+                    f"plan `{p}` is still open ({life.state.value}): complete or cancel it before it merges",
+                ))  # fmt: skip
+    if not head.code_changed or not alive:
+        return out
     from harness_gate import review, verification  # noqa: PLC0415  (not on the pre-commit path)
 
-    out: list[Finding] = []
-    active = f"{cfg.artifacts_dir}/active"
-    if plan_id is None:
-        plan_id, _ = plans.active_plan_id(head.snapshot)
-        if plan_id is None:
-            # Code changed, but the head names no plan (`active` removed at the end):
-            # there is nothing to hold the evidence and the review against.
-            return [finding("HG301", active, "code changed, but no plan is active at the head to verify it")]
-    # Every other plan that authorised code here must have ended with a Completion,
-    # which binds its own tree, evidence and review.
-    for other in sorted(head.used - {plan_id}):
-        ended = lifecycle.replay(plans.load(head.snapshot, other)).state in lifecycle.ENDED
-        if not ended:
-            out.append(finding(
-                "HG301", f"{cfg.artifacts_dir}/plans/{other}/plan.md",
-                f"plan `{other}` authorised changes here but is neither active at the head nor completed",
-            ))  # fmt: skip
-    folder = plans.load(head.snapshot, plan_id)
-    life = lifecycle.replay(folder)
-    if folder.plan is None or life.policy is None:
-        return [*out, finding("HG201", active, f"plan `{plan_id}` at the head does not parse; nothing to verify")]
-    if life.plan_approval is not approvals_mod.Status.APPROVED:
-        out.append(finding("HG202", f"{folder.path}/plan.md", f"plan `{plan_id}` at the head is not approved"))
     tree = head.tree()
-    if want_evidence and reverify:
-        out.extend(verification.reverify(root, cfg, folder, life, tree))
-    elif want_evidence:
-        out.extend(verification.freshness_findings(root, head.snapshot, folder, life, tree))
-    if want_review:
-        problems = review.review_findings(folder, life, tree)
+    reviewed: list[tuple[plans.PlanFolder, lifecycle.Lifecycle]] = []
+    for p in alive:
+        folder = plans.load(snap, p)
+        life = lifecycle.replay(folder)
+        if folder.plan is None or life.policy is None:
+            out.append(finding("HG201", f"{folder.path}/plan.md", f"plan `{p}` at the head does not parse"))
+            continue
+        if life.plan_approval is not approvals_mod.Status.APPROVED:
+            out.append(finding("HG202", f"{folder.path}/plan.md", f"plan `{p}` at the head is not approved"))
+        if want_evidence and reverify:
+            out.extend(verification.reverify(root, cfg, folder, life, tree))
+        elif want_evidence or warn_evidence:
+            found = verification.freshness_findings(root, snap, folder, life, tree)
+            out.extend(_soften(found, warn_evidence, head.landed))
+        if life.state is not lifecycle.State.CANCELLED:
+            reviewed.append((folder, life))
+    if want_review and reviewed:
+        span = head.span if head.landed else _no_span
+        problems, counted = review.review_requirement(root, cfg, reviewed, tree, fork=head.fork, span=span)
         out.extend(problems)
-        latest = review.latest_review(folder)
-        if not problems and latest is not None and head.anchors is not None and head.commit is not None:
-            path = f"{folder.path}/{latest[0]}"
-            out.extend(head.anchors.review(head.commit, path, head.code_commits))
+        if not problems and head.anchors is not None and head.commit is not None:
+            for path in counted:  # the reviews the requirement rests on must be signed where asked
+                out.extend(head.anchors.review(head.commit, path, head.code_commits))
     return out
+
+
+def _no_span(plan_id: str) -> None:
+    """Off a base branch's own line, a plan has no landed stretch: the branch's change counts."""
+    return
+
+
+def _soften(found: list[Finding], warn: bool, landed: bool) -> list[Finding]:
+    """pre-push only warns about evidence; a landed range warns (instead of blocking) when
+    the evidence is for the pull request's tree rather than the merged one."""
+    if warn:
+        return [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
+    if landed:
+        return [dataclasses.replace(f, severity=Severity.WARNING) if f.code == "HG302" else f for f in found]
+    return found
 
 
 def _vouched(snap: snapshot.Snapshot, anchors: trust.Anchors | None, commit: str | None) -> snapshot.Snapshot:
@@ -219,31 +258,47 @@ def _check_index(
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
     root = location.toplevel
     head = location.head
+    if head is None:
+        # A repository's first commit has nothing to trust: it is the commit that adopts
+        # harness-gate (its configuration, its hooks), not judged by the rules it brings.
+        return [], {"active": False, "adopting": True, "changes": 0, "commits": 0}, None
     cfg = _config(root, config_file, head)
-    # HEAD (the trusted side) decides whether the gate is on; on a first commit, the index.
-    if head is not None and cfg.source is None and not git.has_path(root, head, cfg.artifacts_dir):
+    # HEAD (the trusted side) decides whether the gate is on.
+    if cfg.source is None and not git.has_path(root, head, cfg.artifacts_dir):
         return [], {"active": False, "changes": 0, "commits": 0}, None
     snapshot.prefetch_index(root, cfg)  # listed by git while the diff is parsed here
-    changes = git.staged_changes(root, head or git.empty_tree(root))
-    others = git.merge_heads(location) if head else []
-    if others and head is not None:
+    changes = git.staged_changes(root, head)
+    others = git.merge_heads(location)
+    if others:
         changes = _merge_own(root, changes, [git.staged_changes(root, o) for o in others], [head, *others], None)
     new = snapshot.from_index(root, cfg)
-    if head is None and not _active(cfg, new):
-        return [], {"active": False, "changes": 0, "commits": 0}, None
     anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
     new = _vouched(new, anchors, None)
+    parents = [head, *others]
 
     def olds() -> list[snapshot.Snapshot]:
-        parents = [head, *others] if head else []
-        return [snapshot.from_commit(root, r, cfg) for r in parents] or [snapshot.empty(root, cfg)]
+        return [snapshot.from_commit(root, r, cfg) for r in parents]
+
+    @functools.cache
+    def origins() -> Origins:
+        return branches.locally(root, cfg, parents, frozenset(governance.present(new)))
+
+    def fork() -> str | None:
+        base = git.default_base(root, cfg.base_branch)
+        return git.merge_base(root, base, head) if base else head
 
     data: dict[str, Any] = {"active": True, "changes": len(changes), "commits": 0}
     code = gate.touches_code(changes, cfg.artifacts_dir)
     used: set[str] = set()
-    state = gate.State("index", None, changes, new, olds, merge=bool(others), first_parent=head)
+    state = gate.State(
+        "index", None, changes, new, olds, merge=bool(others), first_parent=head, load_origins=origins,
+        load_selected=lambda: branches.selected(root),
+    )  # fmt: skip
     found = gate.check_state(state, plan_id, used=used)
-    return found, data, Head(new, lambda: _fingerprint(root, cfg, None), code, frozenset(used), anchors=anchors)
+    return found, data, Head(
+        new, lambda: _fingerprint(root, cfg, None), code, frozenset(used), anchors=anchors, origins=origins,
+        fork=fork,
+    )  # fmt: skip
 
 
 def _fingerprint(root: Path, cfg: config_mod.Config, rev: str | None) -> str:
@@ -261,9 +316,18 @@ def _merge_own(
     parents: Sequence[str],
     result: str | None,
 ) -> list[git.Change]:
-    """What a merge adds beyond its parents: the paths that differ from every parent,
-    plus a parent's change that the result does not keep (`-s ours`, a conflict resolved
-    by dropping one side). `first` is the diff against the first parent."""
+    """What a merge adds beyond its parents: where the result differs from git's own merge
+    of them (a conflict resolved, a side dropped, an "evil" change). A file both sides
+    changed and git merged cleanly is not the merge's own. `first` is the diff against the
+    first parent; `result` the merge commit, or None for the index being committed."""
+    merged = git.merge_result(root, parents[0], parents[1]) if len(parents) == 2 else None
+    if merged is not None:
+        if result is None:
+            return git.staged_changes(root, merged)
+        return git.tree_changes(root, merged, result)
+    # An octopus, or a git without `merge-tree --write-tree`: the paths that differ from
+    # every parent, plus a parent's change the result does not keep. Stricter than git's
+    # merge (a file both sides changed is the merge's own), never looser.
     keep = {c.path for c in first}
     for other in rest:
         keep &= {c.path for c in other}
@@ -336,6 +400,48 @@ def _push_new(
     return _judge(root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=not first_push, anchors=anchors)
 
 
+def _origins_of(origins: Mapping[str, Origins], oid: str) -> Callable[[], Origins]:
+    return lambda: origins.get(oid, BASE_ONLY)
+
+
+def _first_parent_line(listing: Sequence[git.Commit], head: str) -> list[git.Commit]:
+    """The head's first-parent line within the listing, oldest first: the commits the
+    branch made itself (on a base branch: its own history since the base)."""
+    by_oid = {c.oid: c for c in listing}
+    line = []
+    oid: str | None = head
+    while oid is not None and oid in by_oid:
+        line.append(by_oid[oid])
+        oid = by_oid[oid].parents[0] if by_oid[oid].parents else None
+    return line[::-1]
+
+
+def _spans(states: history.History, line: Sequence[git.Commit]) -> Callable[[str], tuple[str, str] | None]:
+    """A plan's own stretch of a base branch's line: from the parent of the commit that
+    brought its folder to the line (its first commit, a squash, or a merge of its pull
+    request) to the last commit that changed the folder. The change between them is the
+    plan's change as it landed, whatever else landed in the same push."""
+
+    @functools.cache
+    def span(plan_id: str) -> tuple[str, str] | None:
+        prefix = f"{states.cfg.artifacts_dir}/plans/{plan_id}/"
+        start = end = None
+        for commit in line:
+            if not commit.parents:
+                continue
+            before = states.entries_below(commit.parents[0], prefix)
+            if before == states.entries_below(commit.oid, prefix):
+                continue
+            if start is None:
+                if before:
+                    return None  # the plan was on the line before this range: no stretch of its own here
+                start = commit.parents[0]
+            end = commit.oid
+        return (start, end) if start is not None and end is not None else None
+
+    return span
+
+
 def _judge(
     root: Path,
     listing: Sequence[git.Commit],
@@ -376,6 +482,8 @@ def _judge(
             vouched[child] = vouched[oid]
         return vouched[oid]
 
+    origins = branches.walk(listing, states.plan_ids)
+
     @functools.cache
     def on_at(oid: str) -> bool:
         # That commit's own files: its configuration, or its artifacts root.
@@ -405,8 +513,9 @@ def _judge(
         merge = len(commit.parents) > 1
         first = commit.parents[0] if merge else None
         state = gate.State(
-            f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds, merge=merge, first_parent=first
-        )
+            f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds, merge=merge, first_parent=first,
+            load_origins=_origins_of(origins, commit.oid),
+        )  # fmt: skip
         prefix = f"commit {commit.oid[:12]}: "
         used_here: set[str] = set()
         findings.extend(gate.check_state(state, plan_id, prefix=prefix, used=used_here))
@@ -421,9 +530,18 @@ def _judge(
             for f in anchors.anchor_change(commit.oid, signers.decode()):
                 findings.append(dataclasses.replace(f, message=prefix + f.message))
     active = every or checked > 0
+    line = _first_parent_line(listing, head_oid)
+
+    def fork() -> str | None:
+        if base is not None:
+            return git.merge_base(root, base, head_oid)
+        # No base named (a new branch's push): where the head's own line leaves the range.
+        return line[0].parents[0] if line and line[0].parents else None
+
     head = Head(
         state_of(head_oid), lambda: _fingerprint(root, cfg, head_oid), bool(code_commits), frozenset(used),
         commit=head_oid, code_commits=tuple(code_commits), anchors=anchors,
+        origins=_origins_of(origins, head_oid), fork=fork, span=_spans(states, line),
     )  # fmt: skip
     return findings, {"active": active, "changes": changes, "commits": checked}, head
 
@@ -457,11 +575,9 @@ def _behind_base(state: snapshot.Snapshot, base: snapshot.Snapshot, plan_ids: se
 
 
 def _gate_was_on(commit: git.Commit, on_at: Callable[[str], bool]) -> bool:
-    """With no trusted base, a commit is judged when its parent had the gate on (a root
-    commit: when it turns the gate on itself)."""
-    if commit.parents:
-        return any(on_at(p) for p in commit.parents)
-    return on_at(commit.oid)
+    """With no trusted base, a commit is judged when its parent had the gate on. A root
+    commit has no parent to trust: at most it adopts harness-gate, and is not judged."""
+    return any(on_at(p) for p in commit.parents)
 
 
 # -- explain ---------------------------------------------------------------------------
@@ -478,8 +594,13 @@ def run_explain(cwd: Path, paths: Sequence[str], plan_id: str | None) -> Report:
     trusted = snapshot.from_commit(root, head, cfg) if head else new
     if not _active(cfg, trusted):
         return Report("explain", data={"active": False}, lines=(INACTIVE,))
+    others: tuple[str, ...] = ()
     if plan_id is None:
-        plan_id, _ = plans.active_plan_id(new)
+        origins = branches.locally(root, cfg, [head] if head else [], frozenset(governance.present(new)))
+        found = governance.candidates(new, origins)
+        if len(found.ids) > 1:
+            found = governance.narrow(found, branches.selected(root))
+        plan_id, others = (found.ids[0], found.ids[1:]) if found.ids else (None, ())
     lines: list[str] = []
     rows: list[dict[str, Any]] = []
     life = lifecycle.replay(plans.load(new, plan_id)) if plan_id else None
@@ -487,9 +608,11 @@ def run_explain(cwd: Path, paths: Sequence[str], plan_id: str | None) -> Report:
     allowed = boundary_mod.Boundary.compile(policy.boundary) if policy else None
     exact = allowed.exact if allowed else frozenset()
     if life is None:
-        lines.append("plan: none active (no write authority for paths outside the artifacts root)")
+        lines.append("plan: none open on this branch (no write authority for paths outside the artifacts root)")
     else:
         lines.append(f"plan: {plan_id} ({life.state.value}, write authority: {'yes' if life.grants_writes else 'no'})")
+        if others:
+            lines.append(f"      (also open here: {', '.join(others)}; `--plan ID` explains against another)")
     blocked_any = False
     for raw in paths:
         rel = _relative(root, cwd, raw)
@@ -542,7 +665,7 @@ def _explain_one(
     if rel.startswith(cfg.artifacts_dir + "/"):
         return _explain_artifact(rel, cfg, trusted)
     if life is None or allowed is None or not life.grants_writes:
-        state = life.state.value if life else "no active plan"
+        state = life.state.value if life else "no open plan"
         return "blocked", f"no write authority ({state})"
     why = gate.protected(rel, cfg.source)
     if why is not None:

@@ -86,7 +86,7 @@ def plan_new(
     risks: Sequence[str],
     fmt: str,
 ) -> None:
-    """Write a complete plan for PLAN_ID and make it the active plan."""
+    """Write a complete plan for PLAN_ID (it governs this branch once approved and committed)."""
     from harness_gate import commands  # noqa: PLC0415
 
     _run(
@@ -108,8 +108,18 @@ def plan_new(
     )
 
 
+@plan.command("use")
+@click.argument("plan_id")
+@format_option
+def plan_use(plan_id: str, fmt: str) -> None:
+    """Pick PLAN_ID for this branch when it has more than one plan open (kept in .git/config)."""
+    from harness_gate import commands  # noqa: PLC0415
+
+    _run("plan use", fmt, lambda: commands.plan_use(Path.cwd(), plan_id))
+
+
 @cli.command()
-@click.option("--plan", "plan_id", help="The plan (default: the active plan).")
+@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
 @click.argument("artifact", required=False)
 @format_option
 def approve(plan_id: str | None, artifact: str | None, fmt: str) -> None:
@@ -142,7 +152,7 @@ def lint(files: Sequence[str], fmt: str) -> None:
 
 
 @cli.command()
-@click.option("--plan", "plan_id", help="The plan (default: the active plan).")
+@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @format_option
 def status(plan_id: str | None, as_json: bool, fmt: str) -> None:
@@ -158,9 +168,14 @@ def status(plan_id: str | None, as_json: bool, fmt: str) -> None:
 @click.option("--range", "range_", metavar="A..B", help="Check every commit in A..B on its own (pre-push).")
 @click.option("--base", metavar="REF", help="Check every commit of HEAD (or --head) not in REF (CI).")
 @click.option("--head", metavar="REF", help="The head commit with --base (default HEAD).")
-@click.option("--plan", "plan_id", help="Judge against this plan instead of the active one.")
+@click.option("--plan", "plan_id", help="Judge against this plan only, instead of the plans that govern each state.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Read the configuration from FILE.")
 @click.option("--reverify", is_flag=True, help="Run the required commands here instead of trusting recorded evidence.")
+@click.option(
+    "--landed",
+    is_flag=True,
+    help="The range is the base branch's own history (a push there, a merge queue): docs/workflows.md.",
+)
 @format_option
 def check(
     stage: str | None,
@@ -171,18 +186,19 @@ def check(
     plan_id: str | None,
     config_file: str | None,
     reverify: bool,
+    landed: bool,
     fmt: str,
 ) -> None:
     """Block changes outside the approved write boundary. Exit 0 allowed, 1 blocked, 2 error."""
     entry.check(
         stage=stage, staged=staged, range_=range_, base=base, head=head, plan_id=plan_id,
-        config_file=config_file, reverify=reverify, fmt=fmt,
+        config_file=config_file, reverify=reverify, landed=landed, fmt=fmt,
     )  # fmt: skip
 
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--plan", "plan_id", help="Explain against this plan instead of the active one.")
+@click.option("--plan", "plan_id", help="Explain against this plan instead of the one this branch has open.")
 @format_option
 def explain(paths: Sequence[str], plan_id: str | None, fmt: str) -> None:
     """Say whether each PATH may be written, and by which pattern or rule."""
@@ -192,7 +208,7 @@ def explain(paths: Sequence[str], plan_id: str | None, fmt: str) -> None:
 
 
 @cli.command()
-@click.option("--plan", "plan_id", help="The plan (default: the active plan).")
+@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
 @click.option("--only", multiple=True, metavar="ID", help="Run only this required command (repeatable).")
 @format_option
 def verify(plan_id: str | None, only: Sequence[str], fmt: str) -> None:
@@ -203,7 +219,7 @@ def verify(plan_id: str | None, only: Sequence[str], fmt: str) -> None:
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
-@click.option("--plan", "plan_id", help="The plan (default: the active plan).")
+@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
 @click.option("--id", "command_id", default="adhoc", show_default=True, help="The record's command id.")
 @click.option("--timeout", type=click.IntRange(1, 86400), default=600, show_default=True, help="Seconds.")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
@@ -231,7 +247,7 @@ def review_group() -> None:
 
 
 @review_group.command("new")
-@click.option("--plan", "plan_id", help="The plan (default: the active plan).")
+@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
 @click.option("--reviewer", help="The reviewer's identity (default: git's committer identity).")
 @format_option
 def review_new(plan_id: str | None, reviewer: str | None, fmt: str) -> None:
@@ -266,14 +282,15 @@ def formats_status(files: Sequence[str], fmt: str) -> None:
 
 
 @cli.command()
-@click.option("--plan", "plan_id", help="The plan (default: the active plan).")
+@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
 @click.option("--summary", help="The completion summary.")
+@click.option("--cancel", is_flag=True, help="End the plan as cancelled (no review needed).")
 @format_option
-def complete(plan_id: str | None, summary: str | None, fmt: str) -> None:
+def complete(plan_id: str | None, summary: str | None, cancel: bool, fmt: str) -> None:
     """Write the Completion: needs a fresh passing review and fresh evidence for the work tree."""
     from harness_gate import review  # noqa: PLC0415
 
-    _run("complete", fmt, lambda: review.complete(Path.cwd(), plan_id, summary))
+    _run("complete", fmt, lambda: review.complete(Path.cwd(), plan_id, summary, cancel=cancel))
 
 
 @cli.command()

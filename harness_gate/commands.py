@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from harness_gate import approvals as approvals_mod
-from harness_gate import config as config_mod
 from harness_gate import (
+    branches,
     evidence,
     format_commands,
     formats,
@@ -24,6 +24,7 @@ from harness_gate import (
     templates,
     verification,
 )
+from harness_gate import config as config_mod
 from harness_gate.artifacts.kinds import BY_SLUG, REPAIR_PLAN
 from harness_gate.artifacts.parse import parse_artifact
 from harness_gate.errors import HarnessGateError
@@ -103,15 +104,7 @@ def _lint_all(snap: snapshot.Snapshot) -> list[Finding]:
 
 
 def _lint_root(snap: snapshot.Snapshot) -> list[Finding]:
-    found = plans.root_findings(snap)
-    if f"{snap.artifacts_dir}/active" in snap.files:
-        plan_id, problems = plans.active_plan_id(snap)
-        found.extend(problems)
-        if plan_id is not None and plan_id not in plans.plan_ids(snap):
-            found.append(
-                finding("HG201", f"{snap.artifacts_dir}/active", f"active plan `{plan_id}` does not exist", line=1)
-            )
-    return found
+    return plans.root_findings(snap)
 
 
 def _lint_plan(snap: snapshot.Snapshot, plan_id: str) -> list[Finding]:
@@ -147,11 +140,13 @@ def status(cwd: Path, plan_id: str | None) -> Report:
     if not snap.active:
         return Report("status", data={"active": False}, lines=(INACTIVE,))
     found: list[Finding] = []
-    if plan_id is None:
-        plan_id, problems = plans.active_plan_id(snap)
-        found.extend(problems)
-    if plan_id is None:
-        return Report("status", tuple(found), {"active": True, "plan": None})
+    try:
+        plan_id = verification.plan_id_for(snap, plan_id)
+    except HarnessGateError as exc:
+        if exc.code not in ("HG201", "HG222"):
+            raise
+        line = f"plan:       none chosen: {exc.message}"
+        return Report("status", (), {"active": True, "plan": None}, lines=(line, f"next:       {exc.hint}"))
     folder = plans.load(snap, plan_id)
     life = lifecycle.replay(folder)
     found.extend(folder.findings)
@@ -323,16 +318,34 @@ def plan_new(
     if art is None:
         return Report("plan new", tuple(found), lines=("plan not written: fix the options below",))
     fsutil.write_atomic(root / rel, text.encode())
-    fsutil.write_atomic(root / snap.artifacts_dir / "active", plan_id.encode() + b"\n")
+    # This branch's local pick, for when it has more than one plan open (never committed).
+    branch = branches.select(root, plan_id) if git.head(root) is not None else None
+    picked = (f"picked for branch `{branch}` (harness-gate plan use)",) if branch else ()
     return Report(
         "plan new",
         data={"plan": plan_id, "path": rel, "sha256": art.sha256},
         lines=(
             f"wrote {rel} (sha256 {art.sha256})",
-            f"{snap.artifacts_dir}/active -> {plan_id}",
+            *picked,
             "next: review the plan, then `harness-gate approve`",
         ),
     )
+
+
+def plan_use(cwd: Path, plan_id: str) -> Report:
+    """Pick the plan this branch's local commands and hook use when it has several open."""
+    root = git.toplevel(cwd)
+    if not plans.PLAN_ID.match(plan_id):
+        raise usage(f"plan id {plan_id!r} is invalid", "Plan ids match [a-z0-9][a-z0-9._-]{0,63}.")
+    snap = snapshot.from_worktree(root)
+    if plan_id not in plans.plan_ids(snap):
+        raise usage(f"there is no plan `{plan_id}` in {snap.artifacts_dir}/plans/")
+    branch = branches.select(root, plan_id)
+    if branch is None:
+        raise usage("HEAD is detached: a pick is kept per branch", "Check out a branch first.")
+    return Report("plan use", data={"plan": plan_id, "branch": branch}, lines=(
+        f"branch `{branch}` uses plan `{plan_id}` (kept in .git/config as branch.{branch}.{branches.SELECTION_KEY})",
+    ))  # fmt: skip
 
 
 # -- approve -------------------------------------------------------------------------
@@ -343,10 +356,7 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     snap = snapshot.from_worktree(root)
     if not snap.active:
         return Report("approve", data={"active": False}, lines=(INACTIVE,))
-    if plan_id is None:
-        plan_id, problems = plans.active_plan_id(snap)
-        if plan_id is None:
-            return Report("approve", tuple(problems))
+    plan_id = verification.plan_id_for(snap, plan_id)
     folder = plans.load(snap, plan_id)
     target = _approval_target(folder, artifact, cwd, root)
     path = f"{folder.path}/{target}"

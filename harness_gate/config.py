@@ -25,9 +25,15 @@ class Config:
     require_signed_reviews: bool = False
     require_distinct_reviewer: bool = False
     max_artifact_bytes: int = DEFAULT_MAX_BYTES
-    # Which stages require fresh evidence, and a fresh passing review (SPEC §6).
-    evidence_stages: tuple[str, ...] = ("pre-push", "ci")
+    # Which stages require fresh evidence, a fresh passing review, and every plan the
+    # change started or used to be completed or cancelled (docs/hooks.md has the table).
+    # pre-push only warns about evidence unless it is listed here.
+    evidence_stages: tuple[str, ...] = ("ci",)
     review_stages: tuple[str, ...] = ("ci",)
+    completion_stages: tuple[str, ...] = ("ci",)
+    # The branch work is merged into, for local commands (docs/workflows.md); None: the
+    # remote's default branch, else main or master.
+    base_branch: str | None = None
     # Other harness formats (docs/formats.md): the ones switched off, and own path patterns.
     formats_disabled: tuple[str, ...] = ()
     format_paths: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -78,6 +84,8 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
         max_artifact_bytes=table.get("max_artifact_bytes", DEFAULT_MAX_BYTES),
         evidence_stages=tuple(table.get("evidence_stages", Config.evidence_stages)),
         review_stages=tuple(table.get("review_stages", Config.review_stages)),
+        completion_stages=tuple(table.get("completion_stages", Config.completion_stages)),
+        base_branch=table.get("base_branch"),
         formats_disabled=tuple(sorted(n for n, t in formats.items() if t.get("enabled", True) is False)),
         format_paths=tuple(sorted((n, tuple(t["paths"])) for n, t in formats.items() if "paths" in t)),
         source=where,

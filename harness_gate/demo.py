@@ -125,6 +125,7 @@ def _run(out: TextIO) -> int:
         d.git("config", "user.name", "Demo User")
         d.git("config", "user.email", "demo@example.com")
         d.write("README.md", "# calc\n")
+        d.write(".gitignore", "__pycache__/\n")  # what running the tests leaves behind is not the project
         d.git("add", "-A")
         d.git("commit", "-qm", "calc: an existing project")
         out.write(f"A throwaway repository: {repo}\n")
@@ -185,9 +186,9 @@ def _run(out: TextIO) -> int:
                lambda: verification.verify(repo, None, ()), 0)  # fmt: skip
         d.write("src/calc.py", CALC.replace("a + b", "b + a"))
         d.git("add", "-A")
-        d.step("Change a file after verifying: the evidence is for another tree",
+        d.step("Change a file after verifying: the evidence is for another tree (pre-push warns, CI blocks)",
                "sed -i 's/a + b/b + a/' src/calc.py && git add -A && harness-gate check --stage pre-push --staged",
-               gate("pre-push"), 1)  # fmt: skip
+               gate("pre-push"), 0)  # fmt: skip
         d.step("Verify again", "harness-gate verify", lambda: verification.verify(repo, None, ()), 0)
         d.step("Ask for a clean-context review of exactly this tree", "harness-gate review new --reviewer 'Rae Viewer'",
                lambda: review.review_new(repo, None, "Rae Viewer"), 0)  # fmt: skip
@@ -198,11 +199,10 @@ def _run(out: TextIO) -> int:
             .replace("FILL IN: what the clean-context reviewer read", "The diff, the plan and the evidence")
         )
         d.say("The reviewer reads the diff and fills in the verdict: PASS", "$EDITOR harness/plans/add/001-review.md")
-        d.git("add", "-A")
-        d.step("Evidence and review are fresh for the index", "git add -A && harness-gate check --stage ci --staged",
-               gate("ci"), 0)  # fmt: skip
-        d.shell("Commit the work with its evidence and review", "git commit -m 'Add add()'",
-                ("commit", "-qm", "Add add()"))  # fmt: skip
+        d.shell("Commit the work with its evidence and review", "git add -A && git commit -m 'Add add()'",
+                ("add", "-A"), ("commit", "-qm", "Add add()"))  # fmt: skip
+        d.step("Before it merges, CI wants the plan finished", "harness-gate check --stage ci --base HEAD~2",
+               gate("ci", base="HEAD~2"), 1)  # fmt: skip
         d.step("Complete: a fresh passing review and fresh evidence are required", "harness-gate complete",
                lambda: review.complete(repo, None, None), 0)  # fmt: skip
         d.shell("Commit the completion", "git add harness && git commit -m 'Complete: add'",

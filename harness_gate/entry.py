@@ -34,7 +34,7 @@ _VALUED: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "--config": ("config_file", None),
     "--format": ("fmt", FORMATS),
 }
-_FLAGS = {"--staged": "staged", "--reverify": "reverify"}
+_FLAGS = {"--staged": "staged", "--reverify": "reverify", "--landed": "landed"}
 
 
 def emit(report: Report, fmt: str) -> None:
@@ -92,6 +92,7 @@ def check(
     plan_id: str | None = None,
     config_file: str | None = None,
     reverify: bool = False,
+    landed: bool = False,
     fmt: str = "text",
 ) -> NoReturn:
     """`harness-gate check`, however its options were parsed."""
@@ -118,6 +119,7 @@ def check(
                 plan_id=plan_id,
                 config_file=config_file,
                 reverify=reverify,
+                landed=landed,
                 location=location,
             )
         finally:

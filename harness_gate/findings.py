@@ -63,7 +63,11 @@ RULES: dict[str, Rule] = _rules(
         "Use the path's exact spelling: case variants collide on case-insensitive file systems.",
     ),
     # HG2xx: plans and approvals
-    Rule("HG201", "no active plan", "Create one with `harness-gate plan new ID ...`, or fix `harness/active`."),
+    Rule(
+        "HG201",
+        "no plan governs the change",
+        "Start a plan on this branch (`harness-gate plan new ID ...`), approve it, and commit it (docs/lifecycle.md).",
+    ),
     Rule("HG202", "plan not approved", "Run `harness-gate approve` and answer exactly `y`."),
     Rule("HG203", "approval is stale", "The artifact changed after approval; review it and approve again."),
     Rule(
@@ -138,6 +142,16 @@ RULES: dict[str, Rule] = _rules(
         "trust anchor changed without an allowed signature",
         "Commit changes to allowed_signers signed by a key the base's allowed_signers already lists.",
     ),
+    Rule(
+        "HG222",
+        "more than one plan could be meant",
+        "Name it with --plan ID, or pick it for this branch: `harness-gate plan use ID`.",
+    ),
+    Rule(
+        "HG223",
+        "a plan that authorised the change is gone",
+        "Restore the plan folder: a plan that authorised code stays until it is completed or cancelled.",
+    ),
     # HG3xx: verification evidence
     Rule("HG301", "evidence missing", "Run `harness-gate verify` on the tree you commit, and commit evidence.jsonl."),
     Rule(
@@ -196,6 +210,12 @@ RULES: dict[str, Rule] = _rules(
         "Ask a clean-context reviewer: `harness-gate review new`, on exactly the tree you commit.",
     ),
     Rule("HG414", "the review does not pass", "Repair the review's findings (a Repair Record), then review again."),
+    Rule(
+        "HG415",
+        "plan still open",
+        "Finish it before it merges: `harness-gate review new`, then `harness-gate complete` (or "
+        "`harness-gate complete --cancel`); `completion_stages` in the configuration (docs/config.md).",
+    ),
     # HG5xx: artifact syntax
     Rule("HG501", "unknown artifact kind", "The first line must be one of the H1 headings in docs/artifacts.md."),
     Rule("HG502", "legacy artifact shape", "Rewrite the artifact in the current Markdown shape (docs/artifacts.md)."),

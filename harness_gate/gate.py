@@ -7,6 +7,7 @@ absence of blocking findings, after every state has been checked.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import operator
@@ -16,7 +17,8 @@ from dataclasses import dataclass
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
-from harness_gate import formats, git, lifecycle, plans
+from harness_gate import formats, git, governance, lifecycle, plans
+from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.config import CONFIG_FILE
 from harness_gate.findings import Finding, finding
 from harness_gate.snapshot import Snapshot
@@ -101,11 +103,23 @@ class State:
     load_olds: Callable[[], Sequence[Snapshot]]  # read only when the artifacts root changed
     merge: bool = False  # more than one parent: each side's files meet here for the first time
     first_parent: str | None = None  # with merge: the first parent (HEAD for the index)
+    # Where its plans came from (which of them may govern it), and the local selection
+    # (`plan use`, the index only): asked only when code changed.
+    load_origins: Callable[[], Origins] = lambda: BASE_ONLY
+    load_selected: Callable[[], str | None] = lambda: None
 
     @functools.cached_property
     def olds(self) -> Sequence[Snapshot]:
         """One state per parent; the empty state for a first commit."""
         return self.load_olds()
+
+    @functools.cached_property
+    def origins(self) -> Origins:
+        return self.load_origins()
+
+    @functools.cached_property
+    def selected(self) -> str | None:
+        return self.load_selected()
 
 
 def _root_prefix(artifacts_dir: str) -> bytes:
@@ -363,9 +377,6 @@ def _artifact_rules(state: State, changes: Sequence[git.Change]) -> list[Finding
     if others or folders:
         # Unknown files, symlinks, bad plan ids: only those this change touches.
         out.extend(f for f in plans.root_findings(new) if _touched(f.path, changes))
-        active = f"{new.artifacts_dir}/active"
-        if active in new.files and _touched(active, changes):
-            out.extend(plans.active_plan_id(new)[1])
     return out
 
 
@@ -419,22 +430,46 @@ def was_approved(old: Snapshot, plan_id: str, name: str, before: bytes) -> bool:
 def _authority(
     state: State, changes: Sequence[git.Change], plan_id: str | None, used: set[str] | None, suspects: set[bytes]
 ) -> list[Finding]:
+    """The change needs one plan that allows all of it: `--plan`, or the first of the
+    state's candidates (governance.candidates) that does. Plans are never combined."""
+    new = state.new
+    sample = ", ".join(show(c.path) for c in changes[:3]) + (" ..." if len(changes) > 3 else "")
+    if plan_id is not None:
+        tried: tuple[str, ...] = (plan_id,)
+        whole: frozenset[str] = frozenset()
+    else:
+        found = governance.candidates(new, state.origins)
+        if len(found.ids) > 1:
+            found = governance.narrow(found, state.selected)
+        tried, whole = found.ids, found.whole_life
+    if not tried:
+        code, path, why = governance.no_candidate(new, state.origins)
+        return [finding(code, path, f"{len(changes)} changed path(s) need an approved, open plan ({sample}): {why}")]
+    first: list[Finding] | None = None
+    for candidate in tried:
+        found_here = _under_plan(state, changes, candidate, suspects, whole_life=candidate in whole)
+        if not any(f.blocks for f in found_here):
+            if used is not None:
+                used.add(candidate)
+            return found_here
+        if first is None:
+            first = found_here
+    if used is not None:
+        used.add(tried[0])
+    assert first is not None  # noqa: S101  (tried is not empty)
+    if len(tried) > 1:
+        others = ", ".join(f"`{p}`" for p in tried[1:])
+        first = [dataclasses.replace(f, message=f"{f.message} (nor does {others} allow the whole change)")
+                 if f.blocks else f for f in first]  # fmt: skip
+    return first
+
+
+def _under_plan(
+    state: State, changes: Sequence[git.Change], plan_id: str, suspects: set[bytes], *, whole_life: bool
+) -> list[Finding]:
+    """Findings for the change judged under one plan."""
     new = state.new
     cfg = new.config
-    sample = ", ".join(show(c.path) for c in changes[:3]) + (" ..." if len(changes) > 3 else "")
-    if plan_id is None:
-        plan_id, problems = plans.active_plan_id(new)
-        if plan_id is None:
-            return [
-                finding(
-                    problems[0].code,
-                    problems[0].path,
-                    f"{len(changes)} changed path(s) need an approved plan ({sample}): {problems[0].message}",
-                    line=problems[0].line,
-                )
-            ]
-    if used is not None:
-        used.add(plan_id)
     folder = plans.load(new, plan_id)
     life = lifecycle.replay(folder)
     out = [*folder.findings, *life.findings]
@@ -443,7 +478,14 @@ def _authority(
         if not out:
             out.append(finding("HG201", plan_path, f"plan `{plan_id}` does not exist"))
         return out
-    if not life.grants_writes:
+    # A plan's whole life in one commit (a squash merge) is judged by its final policy.
+    grants = life.grants_writes or (
+        whole_life
+        and life.state in lifecycle.ENDED
+        and life.plan_approval is approvals_mod.Status.APPROVED
+        and not any(f.blocks for f in life.findings)
+    )
+    if not grants:
         if life.plan_approval is approvals_mod.Status.UNAPPROVED:
             out.append(finding("HG202", plan_path, f"plan `{plan_id}` is not approved; {len(changes)} path(s) changed"))
         elif life.state in lifecycle.NO_AUTHORITY and life.state is not lifecycle.State.PLANNING:

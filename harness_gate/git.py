@@ -39,6 +39,7 @@ _HARDENING = (
 _UNTRUSTED_ENV = (
     "GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
     "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS",
+    "GIT_CONFIG",  # points `git config` at another file than the repository's own
 )  # fmt: skip
 
 
@@ -565,12 +566,21 @@ class Commit:
     changes: tuple[Change, ...]
 
 
-def commits(root: Path, include: str, exclude: Sequence[str], *, not_remote: str | None = None) -> list[Commit]:
+def commits(
+    root: Path,
+    include: str | Sequence[str],
+    exclude: Sequence[str],
+    *,
+    not_remote: str | None = None,
+    paths: Sequence[str] = (),
+) -> list[Commit]:
     """Commits reachable from `include` but not from `exclude` (nor from the branches of
     remote `not_remote`), oldest first, each with its own changes: against its parent,
     against the empty tree for a root commit, and for a merge the combined diff (paths
-    that differ from every parent)."""
-    args = ["rev-list", "--reverse", "--topo-order", "--parents", include, *(f"^{e}" for e in exclude)]
+    that differ from every parent). With `paths` (directory prefixes), only the changes
+    below them are listed."""
+    includes = [include] if isinstance(include, str) else list(include)
+    args = ["rev-list", "--reverse", "--topo-order", "--parents", *includes, *(f"^{e}" for e in exclude)]
     if not_remote is not None:
         args += ["--not", f"--remotes={not_remote}"]
     listing = run([*args, "--"], cwd=root).decode()
@@ -584,7 +594,7 @@ def commits(root: Path, include: str, exclude: Sequence[str], *, not_remote: str
         if not parent_ids:
             _refuse_cut_history(root, oid)
     out = run(
-        ["diff-tree", "--stdin", "--always", "--root", "-c", *DIFF_FLAGS],
+        ["diff-tree", "--stdin", "--always", "--root", "-c", *DIFF_FLAGS, "--", *(f":(literal){p}" for p in paths)],
         cwd=root,
         stdin=("\n".join(oid for oid, _ in order) + "\n").encode(),
     )
@@ -1054,3 +1064,98 @@ def shallow_commits(root: Path) -> frozenset[str]:
         return frozenset()
     except (OSError, UnicodeDecodeError) as exc:
         raise GitError(f"cannot read the shallow file {path}: {exc}") from None
+
+
+# -- branches, merges and the change a branch makes ---------------------------------------
+
+
+def _run_code(args: Sequence[str], *, cwd: Path, codes: frozenset[int]) -> tuple[int, bytes]:
+    """Run `git ARGS`; an exit code in `codes` is an answer, any other an error."""
+    argv = ["git", *_HARDENING, *args]
+    try:
+        proc = subprocess.run(argv, cwd=cwd, capture_output=True, env=_env(), check=False)
+    except OSError as exc:
+        raise GitNotRunnable(exc) from None
+    if proc.returncode not in codes:
+        _check_exit(args, proc.returncode or 1, proc.stderr)
+    return proc.returncode, proc.stdout
+
+
+def has_tree(root: Path, oid: str) -> bool:
+    """Whether this clone holds tree `oid` (a tree written in another clone may be absent)."""
+    if not _OID.fullmatch(oid):
+        return False
+    out = run(["cat-file", "--batch-check"], cwd=root, stdin=f"{oid}\n".encode())
+    return out.split(b" ")[1:2] == [b"tree"]
+
+
+# git older than 2.38 has no `merge-tree --write-tree`: usage error 129.
+_NO_WRITE_TREE = 129
+
+
+def merge_result(root: Path, first: str, second: str) -> str | None:
+    """The tree git's own merge of two commits produces, conflicted files holding their
+    markers; None when this git cannot say (older than 2.38)."""
+    code, out = _run_code(
+        ["merge-tree", "--write-tree", "-z", "--no-messages", "--allow-unrelated-histories", first, second],
+        cwd=root,
+        codes=frozenset({0, 1, _NO_WRITE_TREE}),
+    )
+    if code == _NO_WRITE_TREE:
+        return None
+    tree = out.split(b"\0", 1)[0].decode("ascii", "replace")
+    if not _OID.fullmatch(tree):
+        raise GitError("unexpected `git merge-tree` output")
+    return tree
+
+
+def tree_patch(root: Path, old_tree: str, new_tree: str) -> bytes:
+    """The patch from one tree to another, with three lines of context: every changed line,
+    mode and binary content, in a form no user setting reshapes (order, prefixes,
+    algorithm, context, colour, external drivers)."""
+    return run(
+        [
+            "diff-tree", "-p", "-r", "-U3", "--inter-hunk-context=0", "--no-renames", "--binary", "--full-index",
+            "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", "--no-color", "--diff-algorithm=myers",
+            "--indent-heuristic", "--src-prefix=a/", "--dst-prefix=b/", f"-O{os.devnull}", old_tree, new_tree, "--",
+        ],
+        cwd=root,
+    )  # fmt: skip
+
+
+# Where a branch usually comes from, in the order they are tried when the configuration
+# names no base branch: the remote's default branch, then the common names.
+_BASE_REFS = (
+    "refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/remotes/origin/master",
+    "refs/heads/main", "refs/heads/master",
+)  # fmt: skip
+
+
+def default_base(root: Path, configured: str | None = None) -> str | None:
+    """The commit of the branch work is merged into (`base_branch` in the configuration,
+    else the remote's default branch, else `main`/`master`), or None when there is none."""
+    if configured:
+        return resolve(root, configured)
+    out = run(["for-each-ref", "--format=%(refname)%00%(objectname)", *_BASE_REFS], cwd=root)
+    found = dict(line.split("\0", 1) for line in out.decode("utf-8", "replace").splitlines() if "\0" in line)
+    for ref in _BASE_REFS:
+        if ref in found:
+            return resolve(root, found[ref])  # a tag or a symbolic ref: peeled to its commit
+    return None
+
+
+def current_branch(root: Path) -> str | None:
+    """The branch HEAD is on (`main`), or None when HEAD is detached."""
+    out = run_status(["symbolic-ref", "-q", "HEAD"], cwd=root)
+    ref = out.decode("utf-8", "surrogateescape").strip() if out else ""
+    return ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else None
+
+
+def branch_setting(root: Path, branch: str, name: str) -> str | None:
+    """`branch.<branch>.<name>` from the repository's own configuration file."""
+    out = run_status(["config", "--local", "--get", f"branch.{branch}.{name}"], cwd=root)
+    return out.decode("utf-8", "surrogateescape").strip() if out is not None else None
+
+
+def set_branch_setting(root: Path, branch: str, name: str, value: str) -> None:
+    run(["config", "--local", f"branch.{branch}.{name}", value], cwd=root)

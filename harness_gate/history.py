@@ -23,6 +23,7 @@ from pathlib import Path
 from harness_gate import config as config_mod
 from harness_gate import git, snapshot
 from harness_gate.errors import GitError
+from harness_gate.snapshot import plans_in
 
 Entries = dict[str, tuple[str, str]]  # path -> (mode, oid), as `git ls-tree -r` lists them
 _CONFIG_RAW = {os.fsencode(p): p for p in snapshot.CONFIG_PATHS}
@@ -63,6 +64,8 @@ class History:
         self._snaps: dict[int, snapshot.Snapshot] = {}  # by id() of a kept _Tree.root
         self._configs: dict[int, config_mod.Config] = {}  # by id() of a kept _Tree.config
         self._others: dict[str, snapshot.Snapshot] = {}  # commits read on their own
+        self._plan_ids: dict[int, frozenset[str]] = {}  # by id() of a kept _Tree.root
+        self._listed: dict[str, _Tree] = {}  # commits outside the range, listed for their names only
         inside = {c.oid for c in commits}
         listed: list[str] = []
         for c in commits:
@@ -170,6 +173,26 @@ class History:
             files = {path: self._data[blob] for path, (mode, blob) in tree.config.items() if mode.startswith("100")}
             cfg = self._configs[id(tree.config)] = snapshot.config_of(files)
         return cfg
+
+    def _tree(self, oid: str) -> _Tree:
+        tree = self._trees.get(oid) or self._listed.get(oid)
+        if tree is None:  # not read with the range: listed on its own, once (no blob read)
+            tree = self._listed[oid] = self._list(oid)
+        return tree
+
+    def plan_ids(self, oid: str) -> frozenset[str]:
+        """The plans whose `plan.md` commit `oid` holds, from its listing alone (no blob is read)."""
+        tree = self._tree(oid)
+        key = id(tree.root)
+        found = self._plan_ids.get(key)
+        if found is None:
+            found = self._plan_ids[key] = frozenset(plans_in(tree.root, self.cfg.artifacts_dir))
+        return found
+
+    def entries_below(self, oid: str, prefix: str) -> dict[str, tuple[str, str]]:
+        """The listing (path -> (mode, object id)) of commit `oid` below `prefix` of the
+        artifacts root: enough to tell whether a plan folder changed, no blob read."""
+        return {path: entry for path, entry in self._tree(oid).root.items() if path.startswith(prefix)}
 
     def shares_parent_state(self, commit: git.Commit) -> bool:
         """Whether a one-parent commit leaves the artifacts root as its parent had it."""

@@ -144,6 +144,12 @@ class _Replay:
             art = entry.artifact
             if art is None:
                 continue  # its syntax findings are already reported
+            if self.state is State.COMPLETED and entry.slug == "review":
+                # A completed branch updated from its base may need its change reviewed
+                # again (docs/workflows.md); the plan stays completed and grants nothing.
+                self.check_binding(entry, art.values["Binding"], art.lines["Binding"])
+                self.last_review = entry
+                continue
             if self.state in ENDED:
                 self.add("HG411", entry, f"the plan is already {self.state.value}")
                 continue
@@ -355,11 +361,11 @@ class _Replay:
                 else "write a Repair Resume or a Plan Amendment, or cancel"
             )
         if s is State.REVIEWING:
-            return "write the Completion bound to this review (docs/artifacts.md)"
+            return "complete it: harness-gate complete"
         if s is State.AUTO_REPAIRING:
             return "repair the review's findings and write a Repair Record"
         if s in ENDED:
-            return "none: start a new plan for new work"
+            return "none for this plan (new work needs a new plan: harness-gate plan new)"
         return "do the work inside the write boundary, verify, then ask for a clean-context review"
 
 

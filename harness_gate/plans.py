@@ -1,4 +1,4 @@
-"""Plan folders: `harness/active`, `plans/<id>/plan.md`, approvals and numbered artifacts."""
+"""Plan folders: `plans/<id>/plan.md`, approvals and numbered artifacts."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from harness_gate.snapshot import Snapshot
 
 PLAN_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
 NUMBERED = re.compile(r"([0-9]{3})-([a-z][a-z-]*)\.md\Z")
-ROOT_FILES = frozenset({"active", "allowed_signers", "README.md", ".gitkeep", "plans/.gitkeep"})
+ROOT_FILES = frozenset({"allowed_signers", "README.md", ".gitkeep", "plans/.gitkeep"})
 PLAN_FILES = frozenset({"plan.md", "approvals.jsonl", "evidence.jsonl"})
 
 
@@ -101,18 +101,6 @@ def _own(
     return [r for r in records if r.plan == plan_id], foreign
 
 
-def active_plan_id(snap: Snapshot) -> tuple[str | None, list[Finding]]:
-    path = f"{snap.artifacts_dir}/active"
-    data = snap.files.get(path)
-    if data is None:
-        return None, [finding("HG201", path, "no active plan (`active` is missing)")]
-    text = data.decode("utf-8", "replace")
-    plan_id = text[:-1] if text.endswith("\n") else text
-    if not PLAN_ID.match(plan_id):
-        return None, [finding("HG206", path, f"`active` must hold one plan id on one line, got {text[:80]!r}", line=1)]
-    return plan_id, []
-
-
 def plan_ids(snap: Snapshot) -> list[str]:
     prefix = f"{snap.artifacts_dir}/plans/"
     ids = {p[len(prefix) :].split("/", 1)[0] for p in snap.files if p.startswith(prefix) and "/" in p[len(prefix) :]}
@@ -134,6 +122,12 @@ def root_findings(snap: Snapshot) -> list[Finding]:
                 continue
             if parts[2] in PLAN_FILES or NUMBERED.match(parts[2]):
                 continue
+        if rel == "active":
+            # Earlier builds kept one shared pointer here; two branches always conflicted on it.
+            out.append(
+                finding("HG516", path, "`active` is no longer used: delete it (docs/lifecycle.md, which plan governs)")
+            )
+            continue
         out.append(finding("HG516", path, "not an artifact harness-gate knows"))
     return out
 

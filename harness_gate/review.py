@@ -1,16 +1,20 @@
 """`review new`, `complete`, and the review requirement of the gate.
 
-A review speaks of one exact tree (its fingerprint) under one exact plan (and
-amendment): a later change to either leaves the plan without a fresh review.
+A review speaks of one exact tree (its fingerprint) and of the branch's own change
+(`changes`), under one exact plan (and amendment): a change to the plan, or to the branch's
+own change, leaves the plan without a fresh review; an update from the base does not.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_gate import fsutil, git, lifecycle, plans, snapshot, templates, verification
+from harness_gate import changes, fsutil, git, lifecycle, plans, snapshot, templates, verification
 from harness_gate.artifacts.artifact import Artifact
+from harness_gate.config import Config
 from harness_gate.errors import HarnessGateError
 from harness_gate.findings import Finding, finding
 from harness_gate.report import Report
@@ -36,18 +40,31 @@ def _fresh_evidence(
     return [{"command_id": f.command_id, "record_sha256": f.record.sha256} for f in fresh if f.record is not None]
 
 
+def branch_change(root: Path, cfg: Config, tree: str) -> dict[str, str] | None:
+    """The branch's own change up to the work tree's fingerprint `tree`: from where HEAD
+    left the base branch (`git.default_base`), as CI will measure it from the pull
+    request's base. None before the first commit."""
+    head = git.head(root)
+    if head is None:
+        return None
+    base = git.default_base(root, cfg.base_branch)
+    fork = (git.merge_base(root, base, head) if base else None) or head
+    old = verification.fingerprint_commit(root, fork, cfg)
+    return {"base": fork, "patch_sha256": changes.change_id(root, old, tree)}
+
+
 def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
     root = git.toplevel(cwd)
     snap = snapshot.from_worktree(root)
     folder, life = verification.plan_for(snap, plan_id)
-    if life.state in lifecycle.ENDED:
-        raise HarnessGateError("HG411", f"plan `{folder.plan_id}` is {life.state.value}")
+    if life.state is lifecycle.State.CANCELLED:
+        raise HarnessGateError("HG411", f"plan `{folder.plan_id}` is cancelled")
     tree = verification.fingerprint_worktree(root, snap.config)
     refs = _fresh_evidence(root, snap, folder, life, tree)
     assert life.plan_sha256 is not None  # noqa: S101  (_plan checked it)
     text = templates.review(
         binding={"plan_sha256": life.plan_sha256, "amendment_sha256": life.amendment_sha256, "tree": tree,
-                 "evidence": refs},
+                 "change": branch_change(root, snap.config, tree), "evidence": refs},
         identity=reviewer or git.ident(root),
         scope="FILL IN: what the clean-context reviewer read (the diff, the plan, the evidence).",
         findings=[],
@@ -55,8 +72,9 @@ def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
     )  # fmt: skip
     rel = _next_path(folder, "review")
     fsutil.write_atomic(root / rel, text.encode("utf-8"))
+    again = " (a re-review: the plan stays completed)" if life.state is lifecycle.State.COMPLETED else ""
     return Report("review new", data={"path": rel, "tree": tree}, lines=(
-        f"wrote {rel} bound to tree {tree[:12]} and {len(refs)} evidence record(s)",
+        f"wrote {rel} bound to tree {tree[:12]}, the branch's change and {len(refs)} evidence record(s){again}",
         "next: a clean-context reviewer fills in Scope Reviewed, Findings and Verdict "
         "(it does not lint until the verdict is one of PASS, PASS_WITH_NOTES, REPAIR_REQUIRED, BLOCKED)",
     ))  # fmt: skip
@@ -69,10 +87,14 @@ def latest_review(folder: plans.PlanFolder) -> tuple[str, Artifact] | None:
     return None
 
 
-def complete(cwd: Path, plan_id: str | None, summary: str | None) -> Report:
+def complete(cwd: Path, plan_id: str | None, summary: str | None, *, cancel: bool = False) -> Report:
     root = git.toplevel(cwd)
     snap = snapshot.from_worktree(root)
     folder, life = verification.plan_for(snap, plan_id)
+    if life.state in lifecycle.ENDED:
+        raise HarnessGateError("HG411", f"plan `{folder.plan_id}` is already {life.state.value}")
+    if cancel:
+        return _cancel(root, snap, folder, life, summary)
     if life.findings or folder.findings:
         first = (*folder.findings, *life.findings)[0]
         raise HarnessGateError(first.code, f"the plan folder has findings: {first.message}", "Run `harness-gate lint`.")
@@ -103,21 +125,105 @@ def complete(cwd: Path, plan_id: str | None, summary: str | None) -> Report:
     ))  # fmt: skip
 
 
-def review_findings(folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str) -> list[Finding]:
-    """The `ci` requirement: a fresh PASS/PASS_WITH_NOTES review of exactly this tree."""
-    plan_md = f"{folder.path}/plan.md"
-    latest = latest_review(folder)
-    if latest is None:
-        return [finding("HG413", plan_md, f"plan `{folder.plan_id}` has no review")]
-    name, review = latest
-    path = f"{folder.path}/{name}"
-    binding: dict[str, Any] = review.value("Binding")
-    verdict = review.value("Verdict")
-    if verdict not in PASSING:
-        quoted = "; ".join(f"{f['id']}: {f['summary']}" for f in review.value("Findings"))[:500]
-        return [finding("HG414", path, f"verdict {verdict}: {quoted or 'no findings listed'}")]
-    if binding["plan_sha256"] != life.plan_sha256 or binding["amendment_sha256"] != life.amendment_sha256:
-        return [finding("HG413", path, "the review is bound to another plan or amendment than the current one")]
-    if binding["tree"] != tree:
-        return [finding("HG413", path, f"the review is for tree {binding['tree'][:12]}, this state is {tree[:12]}")]
-    return []
+def _cancel(
+    root: Path, snap: snapshot.Snapshot, folder: plans.PlanFolder, life: lifecycle.Lifecycle, summary: str | None
+) -> Report:
+    """A Completion with outcome `cancelled`: the plan ends without a review; it grants no
+    more write authority, and code it authorised still needs its evidence (docs/lifecycle.md)."""
+    assert life.plan_sha256 is not None  # noqa: S101  (plan_for checked it)
+    tree = verification.fingerprint_worktree(root, snap.config)
+    text = templates.completion(
+        binding={"plan_sha256": life.plan_sha256, "amendment_sha256": life.amendment_sha256, "review": None,
+                 "review_sha256": None, "tree": tree},
+        summary=summary or "Cancelled.",
+        evidence=[],
+        outcome="cancelled",
+    )  # fmt: skip
+    rel = _next_path(folder, "completion")
+    fsutil.write_atomic(root / rel, text.encode("utf-8"))
+    return Report("complete", data={"path": rel, "tree": tree, "outcome": "cancelled"}, lines=(
+        f"wrote {rel}: plan `{folder.plan_id}` is cancelled (it grants no more write authority)",
+    ))  # fmt: skip
+
+
+def review_requirement(
+    root: Path,
+    cfg: Config,
+    reviewed: Sequence[tuple[plans.PlanFolder, lifecycle.Lifecycle]],
+    tree: str,
+    *,
+    fork: Callable[[], str | None],
+    span: Callable[[str], tuple[str, str] | None],
+) -> tuple[list[Finding], list[str]]:
+    """The `ci` requirement: the branch's change is covered by a fresh passing review.
+
+    A review is fresh when it is bound to its plan's current plan and amendment hashes and
+    to this very tree, or to this branch's own change (`changes`: a merge or rebase from
+    the base that leaves the change as it was keeps it). One such review covers the whole
+    branch, every plan of it. On a base branch's line (`span`), a plan's review may instead
+    speak of that plan's own change as it landed. A review that does not pass always
+    blocks. Returns the findings and the reviews the requirement rests on."""
+
+    @functools.cache
+    def measured(start: str | None, end: str | None) -> str:
+        old = verification.fingerprint_commit(root, start, cfg) if start else git.empty_tree(root)
+        new = verification.fingerprint_commit(root, end, cfg) if end else tree
+        return changes.change_id(root, old, new)
+
+    out: list[Finding] = []
+    stale: list[Finding] = []
+    counted: list[str] = []
+    covers_branch = False
+    for folder, life in reviewed:
+        latest = latest_review(folder)
+        if latest is None:
+            stale.append(finding("HG413", f"{folder.path}/plan.md", f"plan `{folder.plan_id}` has no review"))
+            continue
+        name, art = latest
+        path = f"{folder.path}/{name}"
+        binding: dict[str, Any] = art.value("Binding")
+        verdict = art.value("Verdict")
+        if verdict not in PASSING:
+            quoted = "; ".join(f"{f['id']}: {f['summary']}" for f in art.value("Findings"))[:500]
+            out.append(finding("HG414", path, f"verdict {verdict}: {quoted or 'no findings listed'}"))
+            continue
+        if binding["plan_sha256"] != life.plan_sha256 or binding["amendment_sha256"] != life.amendment_sha256:
+            out.append(finding("HG413", path, "the review is bound to another plan or amendment than the current one"))
+            continue
+        # The change stands in for the tree only where the base moved: from the same base,
+        # the same change is the same tree, and the tree says it exactly.
+        change = binding.get("change")
+        forked = fork()
+        if binding["tree"] == tree or (
+            change is not None and change["base"] != forked and change["patch_sha256"] == measured(forked, None)
+        ):
+            covers_branch = True
+            counted.append(path)
+            continue
+        landed = span(folder.plan_id)
+        if landed is not None and (
+            binding["tree"] == verification.fingerprint_commit(root, landed[1], cfg)
+            or (change is not None and change["base"] != landed[0] and change["patch_sha256"] == measured(*landed))
+        ):
+            counted.append(path)
+            continue
+        stale.append(finding("HG413", path, _stale(binding, tree, measured(fork(), None), life)))
+    if not covers_branch:
+        out.extend(stale)
+    return out, counted
+
+
+def _stale(binding: dict[str, Any], tree: str, now: str, life: lifecycle.Lifecycle) -> str:
+    change = binding.get("change")
+    what = f"the review is for tree {binding['tree'][:12]}"
+    if change is not None:
+        what += f" and change {change['patch_sha256'][:12]}"
+    what += f"; this state is tree {tree[:12]} and the branch's own change is {now[:12]}"
+    if change is None:
+        return what + " (the review names no change: only the same tree keeps it)"
+    if life.state is lifecycle.State.COMPLETED:
+        return (
+            what
+            + ": the change itself changed; ask for a re-review (`harness-gate review new`, the plan stays completed)"
+        )
+    return what + ": the change itself changed; ask for a review of it (`harness-gate review new`)"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,6 +77,18 @@ class Snapshot:
     memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
 
+def plans_in(paths: Iterable[str], artifacts_dir: str) -> set[str]:
+    """The ids of the plan folders that hold a `plan.md`, among repository paths."""
+    prefix = f"{artifacts_dir}/plans/"
+    found = set()
+    for path in paths:
+        if path.startswith(prefix) and path.endswith("/plan.md"):
+            rest = path[len(prefix) : -len("/plan.md")]
+            if rest and "/" not in rest:
+                found.add(rest)
+    return found
+
+
 def config_of(read: Mapping[str, bytes]) -> config_mod.Config:
     """The configuration the config files' bytes (by path; absent when missing) give."""
     own, pyproject = read.get(CONFIG_PATHS[0]), read.get(CONFIG_PATHS[1])
@@ -94,6 +106,7 @@ def config_of(read: Mapping[str, bytes]) -> config_mod.Config:
                 **doc,
                 "evidence_stages": tuple(doc["evidence_stages"]),
                 "review_stages": tuple(doc["review_stages"]),
+                "completion_stages": tuple(doc["completion_stages"]),
                 "formats_disabled": tuple(doc["formats_disabled"]),
                 "format_paths": tuple((n, tuple(p)) for n, p in doc["format_paths"]),
             }

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_gate import evidence, fsutil, git, lifecycle, plans, runner, snapshot
+from harness_gate import branches, evidence, fsutil, git, governance, lifecycle, plans, runner, snapshot
 from harness_gate.config import Config
 from harness_gate.errors import HarnessGateError
 from harness_gate.findings import Finding, finding
@@ -57,11 +57,21 @@ def fingerprint(cwd: Path, source: str) -> Report:
     return Report("fingerprint", data={"source": source, "tree": tree}, lines=(tree,))
 
 
+def plan_id_for(snap: snapshot.Snapshot, plan_id: str | None) -> str:
+    """The plan a command on the work tree means (governance.for_command): `--plan`, this
+    branch's selection, or the one plan this branch has open (or started)."""
+    if plan_id is not None:
+        if not plans.PLAN_ID.match(plan_id):
+            raise HarnessGateError("HG904", f"--plan {plan_id!r} is not a valid plan id")
+        return plan_id
+    root = snap.root
+    head = git.head(root)
+    origins = branches.locally(root, snap.config, [head] if head else [], frozenset(governance.present(snap)))
+    return governance.for_command(snap, origins, plan_id=None, selected=branches.selected(root))
+
+
 def plan_for(snap: snapshot.Snapshot, plan_id: str | None) -> tuple[plans.PlanFolder, lifecycle.Lifecycle]:
-    if plan_id is None:
-        plan_id, problems = plans.active_plan_id(snap)
-        if plan_id is None:
-            raise HarnessGateError(problems[0].code, problems[0].message)
+    plan_id = plan_id_for(snap, plan_id)
     folder = plans.load(snap, plan_id)
     life = lifecycle.replay(folder)
     if folder.plan is None or life.policy is None or life.plan_sha256 is None:
@@ -255,13 +265,21 @@ def freshness_findings(
             continue
         message = f"`{f.command_id}`: {f.reason}"
         if f.reason == "tree-moved" and f.record is not None:
-            paths = git.changed_paths(root, f.record.tree, tree, SHOWN_PATHS + 1)
-            shown = ", ".join(paths[:SHOWN_PATHS]) + (" ..." if len(paths) > SHOWN_PATHS else "")
-            message += f" (verified tree {f.record.tree[:12]}, this tree {tree[:12]}; differs in {shown or 'no file'})"
+            message += f" ({_moved(root, f.record.tree, tree)})"
         elif f.detail:
             message += f" ({f.detail})"
         out.append(finding(evidence.REASON_CODES[f.reason], rel, message))
     return out
+
+
+def _moved(root: Path, verified: str, tree: str) -> str:
+    """What can be said of evidence for another tree. The verified tree exists only where
+    `verify` ran (it is never committed): a fresh clone says so, with the same verdict."""
+    if not git.has_tree(root, verified):
+        return f"verified tree {verified[:12]}, not in this clone; this tree {tree[:12]}"
+    paths = git.changed_paths(root, verified, tree, SHOWN_PATHS + 1)
+    shown = ", ".join(paths[:SHOWN_PATHS]) + (" ..." if len(paths) > SHOWN_PATHS else "")
+    return f"verified tree {verified[:12]}, this tree {tree[:12]}; differs in {shown or 'no file'}"
 
 
 def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str) -> list[Finding]:

@@ -3,8 +3,9 @@
 Each `run:` step is executed with `bash --noprofile --norc -eo pipefail`, its `env:` and
 `working-directory:` evaluated from the inputs, and the runner's variables set
 (GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, RUNNER_TEMP,
-GITHUB_ACTION_PATH). The install step really installs this checkout into a venv (once
-per session); every later step runs that installed copy.
+GITHUB_ACTION_PATH). The install step really installs this checkout into a venv, once per
+test session (`action_venv`); every run after that finds the venv where the step leaves it
+and runs that installed copy.
 """
 
 from __future__ import annotations
@@ -51,17 +52,29 @@ class Outcome:
     summary: str
 
 
+INSTALL = "Install harness-gate"
+VENV = "harness-gate-venv"  # where the install step leaves the venv, under RUNNER_TEMP
+
+
 @pytest.fixture(scope="session")
-def pip_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # The install step always builds a fresh venv: a shared pip cache keeps that quick.
-    return tmp_path_factory.mktemp("pip-cache")
+def action_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """action.yml's install step, run through bash as the runner would, once per session."""
+    temp = tmp_path_factory.mktemp("runner-temp-install")
+    [step] = [s for s in ACTION["runs"]["steps"] if s["name"] == INSTALL]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
+    env.update({"RUNNER_TEMP": str(temp), "GITHUB_ACTION_PATH": str(PROJECT), "HG_PYTHON": sys.executable,
+                "PIP_CACHE_DIR": str(tmp_path_factory.mktemp("pip-cache"))})  # fmt: skip
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                          cwd=temp, env=env, capture_output=True, text=True, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return temp / VENV
 
 
 @pytest.fixture
-def runner_temp(tmp_path: Path, pip_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("PIP_CACHE_DIR", str(pip_cache))
+def runner_temp(tmp_path: Path, action_venv: Path) -> Path:
     path = tmp_path / "runner-temp"
     path.mkdir()
+    (path / VENV).symlink_to(action_venv)  # what the install step left there
     return path
 
 
@@ -99,6 +112,8 @@ def run_action(repo: Path, runner_temp: Path, event: str, payload: dict[str, Any
     stdout = ""
     code = 0
     for step in ACTION["runs"]["steps"]:
+        if step["name"] == INSTALL and (runner_temp / VENV).exists():
+            continue  # installed once for the session (action_venv)
         env = {**base_env, **{k: evaluate(str(v)) for k, v in step.get("env", {}).items()}}
         cwd = repo / evaluate(step.get("working-directory", "."))
         proc = subprocess.run(
@@ -122,7 +137,7 @@ def sha(repo: Repo, rev: str) -> str:
 
 @pytest.fixture
 def project(repo: Repo) -> Repo:
-    """main adopts harness-gate; `feature` plans, works, verifies and is reviewed: a passing PR."""
+    """main adopts harness-gate; `feature` plans, works, verifies, is reviewed and completes: a passing PR."""
     repo.write("README.md", "x\n")
     repo.git("add", "-A")
     repo.git("commit", "-qm", "init")
@@ -142,6 +157,9 @@ def project(repo: Repo) -> Repo:
     review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
     repo.git("add", "-A")
     repo.git("commit", "-qm", "work")
+    assert repo.cli("complete").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "complete")
     return repo
 
 
@@ -159,7 +177,14 @@ def test_passing_pull_request(project: Repo, runner_temp: Path) -> None:
     assert "::error" not in out.stdout
 
 
+def reopen(project: Repo) -> Repo:
+    """The pull request before its completion commit: its plan still grants writes."""
+    project.git("reset", "-q", "--hard", "HEAD~1")
+    return project
+
+
 def test_boundary_violation(project: Repo, runner_temp: Path) -> None:
+    reopen(project)
     project.write("other.py", "x\n")
     project.git("add", "-A")
     project.git("commit", "-qm", "outside", "--no-verify")
@@ -232,6 +257,7 @@ def test_merge_group(project: Repo, runner_temp: Path) -> None:
 
 
 def test_merge_group_with_a_violation(project: Repo, runner_temp: Path) -> None:
+    reopen(project)
     project.write("other.py", "x\n")
     project.git("add", "-A")
     project.git("commit", "-qm", "outside", "--no-verify")
@@ -325,7 +351,10 @@ def test_pushes_without_the_old_tip(project: Repo, runner_temp: Path, tmp_path: 
 
 
 def test_the_config_input_is_read_from_the_base(project: Repo, runner_temp: Path) -> None:
-    project.write(".harness-gate.toml", 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\n')
+    project.write(
+        ".harness-gate.toml",
+        'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\ncompletion_stages = []\n',
+    )
     project.write("src/a.py", "a = 3\n")  # stale evidence: only the PR's own config would excuse it
     project.git("add", "-A")
     project.git("commit", "-qm", "relax the rules", "--no-verify")

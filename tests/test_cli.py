@@ -59,7 +59,10 @@ def test_init_scaffolds_and_is_idempotent(repo: Repo) -> None:
     assert out.strip().endswith("merge: union")
 
 
-def test_plan_new_writes_a_valid_active_plan(repo: Repo) -> None:
+def test_plan_new_writes_a_valid_plan_and_picks_it(repo: Repo) -> None:
+    repo.write("README.md", "x\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "init")
     res = repo.cli(
         "plan",
         "new",
@@ -82,7 +85,8 @@ def test_plan_new_writes_a_valid_active_plan(repo: Repo) -> None:
         "session handling",
     )
     assert res.exit_code == 0, res.output
-    assert repo.read("harness/active") == b"fix-login\n"
+    assert not (repo.path / "harness/active").exists()  # no shared pointer: only the plan's folder
+    assert repo.git("config", "branch.main.harnessGatePlan") == b"fix-login\n"  # the local pick
     text = repo.read("harness/plans/fix-login/plan.md").decode()
     assert text.startswith("# Plan\n")
     assert text.endswith("## Approval\n\nProceed with this Plan? [y/N]\n")
@@ -282,12 +286,13 @@ def test_unknown_files_under_the_root(repo: Repo) -> None:
     assert codes == {("HG516", "harness/notes.txt"), ("HG516", "harness/plans/p1/scratch.md")}
 
 
-def test_active_names_a_missing_plan(repo: Repo) -> None:
+def test_a_leftover_active_pointer_is_reported(repo: Repo) -> None:
     repo.new_plan()
     repo.write("harness/active", "ghost\n")
     res = repo.cli("lint")
     assert res.exit_code == 1
-    assert "HG201" in res.output
+    assert "HG516" in res.output
+    assert "`active` is no longer used" in res.output
 
 
 def test_lint_files_outside_the_root_parse_standalone(repo: Repo, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from harness_gate import templates
 from tests.helpers import TREE, Repo, completion_md, plan_sha, review_md
 
-BOUNDARY_ONLY = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\n'
+BOUNDARY_ONLY = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\ncompletion_stages = []\n'
 HOOK = f"""#!/bin/sh
 exec "{sys.executable}" -m harness_gate check --stage pre-commit --staged
 """
@@ -104,9 +105,9 @@ def test_unapproved_stale_completed_and_paused_plans(gated: Repo) -> None:
     code, found = staged(gated)
     assert code == 1
     assert ("HG202", "harness/plans/p2/plan.md") in found
-    # back to p1; completing it ends its authority
-    gated.write("harness/active", "p1\n")
+    # without p2, p1 governs again; completing it ends its authority
     gated.git("rm", "-rq", "--cached", "harness/plans/p2")
+    shutil.rmtree(gated.path / "harness/plans/p2")
     psha = plan_sha(gated, folder)
     gated.write(
         f"{folder}/001-review.md",
@@ -168,14 +169,13 @@ def test_logs_only_grow(gated: Repo) -> None:
 
 
 def test_artifact_only_changes_need_no_plan(gated: Repo) -> None:
-    gated.git("rm", "-q", "--cached", "harness/active")
-    (gated.path / "harness/active").unlink()
     gated.write("harness/plans/p9/plan.md", gated.read("harness/plans/p1/plan.md"))
     gated.git("add", "-A")
     assert staged(gated) == (0, [])
+    # With code, the plan this change starts governs it (not the base's p1): unapproved.
     gated.write("src/a.py", "a = 5\n")
     gated.git("add", "-A")
-    assert staged(gated) == (1, [("HG201", "harness/active")])
+    assert staged(gated) == (1, [("HG202", "harness/plans/p9/plan.md")])
 
 
 def test_invalid_artifact_blocks_its_commit(gated: Repo) -> None:
@@ -213,13 +213,21 @@ def test_protected_paths_need_an_exact_pattern(repo: Repo) -> None:
     )
 
 
-def test_first_commit_is_checked_against_the_index(repo: Repo) -> None:
+def test_first_commit_adopts_and_the_second_is_judged(repo: Repo) -> None:
+    """A repository's first commit has nothing to trust: it adopts harness-gate (config,
+    hooks, even a plan and code) and is not judged; the next commit is."""
     repo.cli("init")
     repo.new_plan("p1", ("src/**",))
     repo.approve()
     repo.write("src/a.py", "1\n")
     repo.write("stray.py", "1\n")
-    repo.git("add", "harness", "src", "stray.py")
+    repo.git("add", "-A")
+    res = repo.run("check", "--staged")
+    assert res.returncode == 0, res.stdout
+    assert b"first commit adopts harness-gate" in res.stdout
+    repo.git("commit", "-qm", "adopt")
+    repo.write("stray.py", "2\n")
+    repo.git("add", "-A")
     assert staged(repo) == (1, [("HG101", "stray.py")])
 
 
@@ -416,6 +424,9 @@ def test_pre_commit_environment_picks_the_mode(gated: Repo) -> None:
 
 def test_inactive_repository(repo: Repo) -> None:
     repo.write("x.py", "1\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "a project without harness-gate")
+    repo.write("x.py", "2\n")
     repo.git("add", "-A")
     res = repo.run("check", "--staged")
     assert res.returncode == 0

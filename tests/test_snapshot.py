@@ -18,15 +18,15 @@ def test_index_and_commit_views_differ_from_the_work_tree(repo: Repo) -> None:
     repo.git("add", "-A")
     repo.git("commit", "-qm", "plan")
     repo.write("harness/plans/p1/plan.md", "# Plan\nedited\n")
-    repo.write("harness/active", "p2\n")
-    repo.git("add", "harness/active")
+    repo.write("harness/README.md", "staged\n")
+    repo.git("add", "harness/README.md")
     work = snapshot.from_worktree(repo.path)
     index = snapshot.from_index(repo.path)
     head = snapshot.from_commit(repo.path, "HEAD")
     assert work.files["harness/plans/p1/plan.md"] == b"# Plan\nedited\n"
     assert index.files["harness/plans/p1/plan.md"].startswith(b"# Plan\n\n## Objective")
-    assert index.files["harness/active"] == b"p2\n"
-    assert head.files["harness/active"] == b"p1\n"
+    assert index.files["harness/README.md"] == b"staged\n"
+    assert "harness/README.md" not in head.files
     assert head.label == "commit HEAD"
 
 
@@ -37,7 +37,7 @@ def test_index_view_honours_git_index_file(repo: Repo, monkeypatch: pytest.Monke
     monkeypatch.setenv("GIT_INDEX_FILE", str(alt))
     assert snapshot.from_index(repo.path).files == {}
     monkeypatch.delenv("GIT_INDEX_FILE")
-    assert "harness/active" in snapshot.from_index(repo.path).files
+    assert "harness/plans/p1/plan.md" in snapshot.from_index(repo.path).files
 
 
 def test_config_is_read_from_the_same_state(repo: Repo) -> None:

@@ -40,7 +40,10 @@ def test_grafts_cannot_hide_a_range(gated: Repo) -> None:
 
 def _evidence_repo(repo: Repo) -> Repo:
     """Like `gated`, but pre-push requires fresh evidence (`python -c pass`)."""
-    setup_gated(repo, config='artifacts_dir = "harness"\nreview_stages = []\n')
+    setup_gated(
+        repo,
+        config='artifacts_dir = "harness"\nevidence_stages = ["pre-push", "ci"]\nreview_stages = []\ncompletion_stages = []\n',
+    )
     return repo
 
 

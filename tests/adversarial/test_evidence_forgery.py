@@ -21,8 +21,10 @@ LOG = f"{FOLDER}/evidence.jsonl"
 CHECKER = """import os, sys
 sys.exit(0 if open("src/a.py").read() == "good\\n" and not os.environ.get("HG_ADV_FAIL") else 1)
 """
-EVIDENCE_ONLY = 'artifacts_dir = "harness"\nreview_stages = []\n'
-WITH_REVIEW = 'artifacts_dir = "harness"\n'
+EVIDENCE_ONLY = (
+    'artifacts_dir = "harness"\nevidence_stages = ["pre-push", "ci"]\nreview_stages = []\ncompletion_stages = []\n'
+)
+WITH_REVIEW = 'artifacts_dir = "harness"\ncompletion_stages = []\n'
 PLACEHOLDER = "FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED"
 
 
@@ -246,7 +248,9 @@ def test_completion_without_a_passing_review(reviewed: Repo) -> None:
         ),
     )
     reviewed.git("add", "-A")
-    assert ci(reviewed) == (1, [("HG405", completion), ("HG414", REVIEW)])
+    # A folder holding a Completion governs nothing: the code finds no plan, and the
+    # Completion itself is refused.
+    assert ci(reviewed) == (1, [("HG209", f"{FOLDER}/plan.md"), ("HG405", completion)])
 
 
 # -- the git environment of verified commands ----------------------------------------------

@@ -49,7 +49,10 @@ def test_git_missing_from_path(gated: Repo, tmp_path: Path) -> None:
 def test_a_log_of_the_wrong_type_is_refused_not_waited_on(repo: Repo, log: str, kind: str) -> None:
     """A FIFO (or a directory) where an append-only log is expected: `verify` and
     `approve` exit 2 with a reason instead of blocking forever on the FIFO."""
-    setup_gated(repo, config='artifacts_dir = "harness"\nreview_stages = []\n')
+    setup_gated(
+        repo,
+        config='artifacts_dir = "harness"\nevidence_stages = ["pre-push", "ci"]\nreview_stages = []\ncompletion_stages = []\n',
+    )
     path = repo.path / FOLDER / log
     path.unlink(missing_ok=True)
     if kind == "fifo":
@@ -193,7 +196,10 @@ def _on_a_full_disk(repo: Repo, limit: int, *args: str, stdin: bytes | None = No
 
 def test_disk_full_while_appending_evidence(repo: Repo) -> None:
     """The evidence log cannot grow: exit 2 with the reason, the log byte for byte as it was."""
-    setup_gated(repo, config='artifacts_dir = "harness"\nreview_stages = []\n')
+    setup_gated(
+        repo,
+        config='artifacts_dir = "harness"\nevidence_stages = ["pre-push", "ci"]\nreview_stages = []\ncompletion_stages = []\n',
+    )
     log = repo.path / FOLDER / "evidence.jsonl"
     # A long, valid log: rewriting it (old bytes plus one line) needs more than the limit,
     # while git's own small writes (objects, the private index copy) stay below it.
@@ -237,7 +243,10 @@ RULES = {
 @pytest.mark.parametrize("rule", sorted(RULES))
 def test_a_crash_inside_a_rule(repo: Repo, monkeypatch: pytest.MonkeyPatch, rule: str) -> None:
     """One of harness-gate's own rules raises: exit 2 with HG999, no traceback, never 0."""
-    setup_gated(repo, config='artifacts_dir = "harness"\nreview_stages = []\n')
+    setup_gated(
+        repo,
+        config='artifacts_dir = "harness"\nevidence_stages = ["pre-push", "ci"]\nreview_stages = []\ncompletion_stages = []\n',
+    )
     repo.write("src/a.py", "a = 2\n")
     assert report(repo, "verify")["exit_code"] == 0
     repo.git("add", "-A")
@@ -298,17 +307,17 @@ def test_artifact_of_the_wrong_type_in_the_index(gated: Repo, case: str) -> None
     code, found = staged(gated)
     assert code == 1
     assert {c for c, _ in found} == codes
-    assert {p for _, p in found} <= {path, f"{FOLDER}/plan.md"}
+    assert {p for _, p in found} <= {path, f"{FOLDER}/plan.md", "harness/plans"}
 
 
 def test_active_as_a_symlink(gated: Repo) -> None:
-    """`active` staged as a symlink to a file naming the plan: not an artifact (HG516), no
-    active plan (HG201)."""
+    """A leftover `active` pointer staged as a symlink to a file naming the plan: not an
+    artifact (HG516); the plan that governs is found without it."""
     gated.write("src/p1", "p1\n")
     link = gated.git("hash-object", "-w", "--stdin", input=b"../src/p1").decode().strip()
-    gated.git("update-index", "--cacheinfo", f"120000,{link},harness/active")
+    gated.git("update-index", "--add", "--cacheinfo", f"120000,{link},harness/active")
     gated.git("add", "src/p1")
-    assert staged(gated) == (1, [("HG201", "harness/active"), ("HG516", "harness/active")])
+    assert staged(gated) == (1, [("HG516", "harness/active")])
 
 
 # -- unknown schemas ---------------------------------------------------------------------------
@@ -316,7 +325,10 @@ def test_active_as_a_symlink(gated: Repo) -> None:
 
 def test_unknown_schema_in_an_evidence_record(repo: Repo) -> None:
     """A record that says it is `harness-gate.evidence/v2` is not evidence (HG307)."""
-    setup_gated(repo, config='artifacts_dir = "harness"\nreview_stages = []\n')
+    setup_gated(
+        repo,
+        config='artifacts_dir = "harness"\nevidence_stages = ["pre-push", "ci"]\nreview_stages = []\ncompletion_stages = []\n',
+    )
     repo.write("src/a.py", "a = 2\n")
     assert report(repo, "verify")["exit_code"] == 0
     log = repo.path / FOLDER / "evidence.jsonl"

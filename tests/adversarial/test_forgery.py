@@ -153,15 +153,22 @@ def test_truncated_approvals_log(gated: Repo, cut: str) -> None:
     assert staged(gated) == (1, [*torn, ("HG211", log)])
 
 
-@pytest.mark.parametrize("content", [b"p1\np2\n", b"p1\n\n", b"p1\r\n", b" p1\n", b"p1\x00\n"], ids=repr)
-def test_active_that_is_not_one_plan_id(gated: Repo, content: bytes) -> None:
-    """`active` with two lines (or a CR, a space, a NUL): which plan governs is ambiguous."""
-    gated.new_plan("p2", ("secret/**",))  # a second plan that would allow the change
-    gated.approve()
+@pytest.mark.parametrize("content", [b"p2\n", b"p1\np2\n", b" p1\n", b"p1\x00\n"], ids=repr)
+def test_a_leftover_active_pointer_decides_nothing(gated: Repo, content: bytes) -> None:
+    """An `active` file (the shared pointer earlier builds kept) naming a plan that would
+    allow the change: it is no artifact (HG516) and points no plan at the change."""
+    gated.new_plan("p2", ("secret/**",))
+    gated.approve(plan="p2")
+    commit(gated, "plan p2, on main: a base plan beside p1")
     gated.write("harness/active", content)
     gated.write("secret/x", "changed\n")
     gated.git("add", "-A")
-    assert staged(gated) == (1, [("HG206", "harness/active")])
+    code, found = staged(gated)
+    assert code == 1
+    assert ("HG516", "harness/active") in found
+    # Two plans are open on the base and neither is this branch's own: one of them must
+    # allow the whole change; p2 does, so only the leftover file blocks.
+    assert found == [("HG516", "harness/active")]
 
 
 # -- the plan's own text ---------------------------------------------------------------------

@@ -192,7 +192,7 @@ def test_commit_tree_merge_with_an_unrelated_root(gated: Repo) -> None:
     root = gated.git("commit-tree", evil_tree, "-m", "root").decode().strip()
     merged = _tree_with(gated, "evil.py", b"evil\n")
     crafted = gated.git("commit-tree", merged, "-p", base, "-p", root, "-m", "merge").decode().strip()
-    assert check(gated, "--range", f"{base}..{crafted}") == (1, [("HG201", "harness/active")])
+    assert check(gated, "--range", f"{base}..{crafted}") == (1, [("HG201", "harness/plans")])
 
 
 def test_commit_tree_on_top_of_the_plan(gated: Repo) -> None:

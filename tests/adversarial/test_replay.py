@@ -51,10 +51,9 @@ def test_plan_folder_copied_under_another_id(repo: Repo) -> None:
     repo.new_plan("p1", ("src/**",))
     repo.approve()
     shutil.copytree(repo.path / FOLDER, repo.path / "harness/plans/p2")
-    repo.write("harness/active", "p2\n")
     repo.write("src/a.py", "x = 1\n")
     repo.git("add", "-A")
-    found = findings(repo, "--staged")
+    found = findings(repo, "--staged", "--plan", "p2")
     assert ("HG213", "harness/plans/p2/approvals.jsonl") in found
     assert ("HG202", "harness/plans/p2/plan.md") in found
 

@@ -59,7 +59,7 @@ def adopt(repo: Repo, keys: dict[str, Path], *, signers: tuple[str, ...] = ("ali
     assert repo.cli("init").exit_code == 0
     repo.write(
         ".harness-gate.toml",
-        "require_signed_approvals = true\nevidence_stages = []\nreview_stages = []\n" + extra,
+        "require_signed_approvals = true\nevidence_stages = []\nreview_stages = []\ncompletion_stages = []\n" + extra,
     )
     if signers:
         repo.write(SIGNERS, "".join(signer_line(keys, n) for n in signers))
@@ -244,7 +244,7 @@ def config(repo: Repo, text: str) -> None:
     repo.git("branch", "-f", "main", "HEAD")
 
 
-BASE = 'require_signed_approvals = true\nevidence_stages = []\nreview_stages = ["ci"]\n'
+BASE = 'require_signed_approvals = true\nevidence_stages = []\nreview_stages = ["ci"]\ncompletion_stages = []\n'
 
 
 def test_signed_review_counts(repo: Repo, keys: dict[str, Path]) -> None:
@@ -306,7 +306,10 @@ def test_signed_record_from_another_repository_merged_in(
     other.path.mkdir()
     subprocess.run(["git", "init", "-q", str(other.path)], check=True)
     monkeypatch.chdir(other.path)
-    other.write(".harness-gate.toml", "require_signed_approvals = true\nevidence_stages = []\nreview_stages = []\n")
+    other.write(
+        ".harness-gate.toml",
+        "require_signed_approvals = true\nevidence_stages = []\nreview_stages = []\ncompletion_stages = []\n",
+    )
     assert other.cli("init").exit_code == 0
     commit(other, "other root")
     other.new_plan("p1", ("src/**",))
@@ -320,7 +323,8 @@ def test_signed_record_from_another_repository_merged_in(
     commit(repo, "code")
     found = ci(repo)
     assert ("HG214", f"{FOLDER}/approvals.jsonl") in found
-    assert ("HG202", f"{FOLDER}/plan.md") in found
+    # The plan came in by merging another branch: it governs nothing here, signed or not.
+    assert ("HG201", "harness/plans") in found
 
 
 def test_distinct_reviewer_needs_signed_code(repo: Repo, keys: dict[str, Path]) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from tests.helpers import Repo
 
-BOUNDARY_ONLY = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\n'
+BOUNDARY_ONLY = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\ncompletion_stages = []\n'
 FOLDER = "harness/plans/p1"
 PY = Path(sys.executable).as_posix()
 Found = list[tuple[str, str]]

@@ -39,7 +39,7 @@ TARGET = {
     "HG653": "brief.md",
     "HG654": "run.log",
 }
-BOUNDARY_ONLY = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\n'
+BOUNDARY_ONLY = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\ncompletion_stages = []\n'
 
 
 def _cases(group: str) -> list[Path]:

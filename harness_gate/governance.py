@@ -1,0 +1,125 @@
+"""Which plan governs a state: the candidates, in the order they are tried.
+
+No committed pointer names "the" plan: the plans a state holds, where each came from
+(`branches.Origins`) and their lifecycles decide, the same way in every clone.
+
+- The open plans this branch started govern its work. When there are none, the open plans
+  the base branch holds do (the solo flow: a plan committed and open on the default branch
+  governs work there and on branches started from it).
+- A plan another branch started, and a plan that has ended, govern nothing; so does a plan
+  whose folder is gone.
+- A commit that carries a plan's whole life (it starts the plan and ends it, as a squash
+  merge does) is judged by that plan's final policy: its history before the end is not in
+  git any more.
+- Of several candidates, a change is authorised when one of them allows all of it: plans
+  are never combined into a wider boundary. The local selection (`plan use`) narrows the
+  candidates to the one it names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Set
+from dataclasses import dataclass
+
+from harness_gate import lifecycle, plans
+from harness_gate.branches import Origins
+from harness_gate.errors import HarnessGateError
+from harness_gate.snapshot import Snapshot, plans_in
+
+_COMPLETION = re.compile(r"[0-9]{3}-completion\.md\Z")
+
+
+@dataclass(frozen=True)
+class Candidates:
+    ids: tuple[str, ...]  # tried in this order: the first that allows the whole change authorises it
+    whole_life: frozenset[str]  # ended plans started by this very state: judged by their final policy
+    why: str  # how they were chosen, for people
+
+
+def present(snap: Snapshot) -> set[str]:
+    return plans_in(snap.files, snap.artifacts_dir)
+
+
+def holds_completion(snap: Snapshot, plan_id: str) -> bool:
+    """Whether the plan folder holds a Completion: then the plan governs nothing, whether
+    the Completion is valid (the plan ended) or not (its lifecycle has a blocking finding,
+    reported where the folder changes and by `lint`). Deciding by the file name keeps a
+    long-lived base branch, which keeps every plan it ever merged, from being replayed."""
+    prefix = f"{snap.artifacts_dir}/plans/{plan_id}/"
+    return any(p.startswith(prefix) and _COMPLETION.match(p[len(prefix) :]) for p in snap.files)
+
+
+def candidates(snap: Snapshot, origins: Origins) -> Candidates:
+    here = present(snap)
+    own = sorted(origins.own & here)
+    mine = [i for i in own if not holds_completion(snap, i)]
+    whole = [i for i in sorted(origins.added & here) if holds_completion(snap, i)]
+    if mine or whole:
+        ids, why = [*mine, *whole], "started on this branch"
+    else:
+        base = sorted(here - origins.own - origins.foreign)
+        ids, why = [i for i in base if not holds_completion(snap, i)], "open on the base branch"
+    return Candidates(tuple(ids), frozenset(whole), why)
+
+
+def narrow(found: Candidates, selected: str | None) -> Candidates:
+    """The candidates the local selection leaves: the one it names, when it is one of them."""
+    if selected is None or selected not in found.ids:
+        return found
+    return Candidates((selected,), found.whole_life, "selected for this branch (harness-gate plan use)")
+
+
+def no_candidate(snap: Snapshot, origins: Origins) -> tuple[str, str, str]:
+    """(rule code, path, reason) for a state where no plan governs."""
+    here = present(snap)
+    plans_dir = f"{snap.artifacts_dir}/plans"
+    own = sorted(origins.own & here)
+    foreign = sorted(origins.foreign & here)
+    if foreign and not own:
+        shown = ", ".join(f"`{i}`" for i in foreign[:3])
+        return "HG201", plans_dir, f"no plan of this branch is open ({shown} came in by merging another branch)"
+    ended = own or (sorted(here) if len(here) == 1 else [])
+    if ended:
+        last = ended[-1]
+        life = lifecycle.replay(plans.load(snap, last))
+        state = life.state.value if life.state in lifecycle.ENDED else "ended by a Completion"
+        return "HG209", f"{plans_dir}/{last}/plan.md", f"plan `{last}` is {state}: it grants no write authority"
+    if here:
+        return "HG201", plans_dir, f"no plan is open ({len(here)} plans here, each ended by a Completion)"
+    return "HG201", plans_dir, "there is no plan yet"
+
+
+def for_command(
+    snap: Snapshot, origins: Origins, *, plan_id: str | None, selected: str | None, open_only: bool = False
+) -> str:
+    """The plan an authoring command (status, approve, verify, review, complete) means:
+    `--plan`, else this branch's selection, else the one open plan this branch (or, with
+    none, the base) has, else the one plan this branch started (ended ones included, so an
+    updated branch can verify and re-review a completed plan)."""
+    here = present(snap)
+    if plan_id is not None:
+        return plan_id
+    if selected is not None and selected in here:
+        return selected
+    found = candidates(snap, origins).ids
+    if not found and not open_only:
+        found = tuple(sorted(origins.own & here))
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise HarnessGateError(
+            "HG222",
+            f"more than one plan could be meant: {', '.join(found)}",
+            "Name it with --plan ID, or pick it for this branch: `harness-gate plan use ID`.",
+        )
+    raise HarnessGateError(
+        "HG201",
+        "no plan of this branch is open" if here else "there is no plan yet",
+        "Start one: `harness-gate plan new ID --objective ... --boundary ... --verify ID=COMMAND`.",
+    )
+
+
+def started_here(snap: Snapshot, origins: Origins) -> Set[str]:
+    """The plans this state's branch started, open or ended."""
+    return origins.own & present(snap)
