@@ -520,10 +520,15 @@ def _judge(
         used_here: set[str] = set()
         findings.extend(gate.check_state(state, plan_id, prefix=prefix, used=used_here))
         used |= used_here
-        if base is not None:
-            key = (id(state.new), frozenset(used_here))
+        # Only a plan this commit's branch shares with the base can be behind it: the base
+        # branch may have amended or ended it since. A plan the branch started has no newer
+        # records anywhere but on the branch (an old tip of the branch itself, force-pushed
+        # over, is no base to be behind).
+        with_base = used_here - origins.get(commit.oid, BASE_ONLY).own
+        if base is not None and with_base:
+            key = (id(state.new), frozenset(with_base))
             if key not in behind:
-                behind[key] = (state.new, _behind_base(state.new, state_of(base), used_here, ""))
+                behind[key] = (state.new, _behind_base(state.new, state_of(base), with_base, ""))
             findings.extend(dataclasses.replace(f, message=prefix + f.message) for f in behind[key][1])
         signers = f"{cfg.artifacts_dir}/{trust.SIGNERS_FILE}".encode()
         if any(c.path == signers for c in own):

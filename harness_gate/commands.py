@@ -229,6 +229,7 @@ repos:
         pass_filenames: false
         always_run: true
         require_serial: true
+        verbose: true
         stages: [pre-push]
       - id: harness-gate-lint
         name: harness-gate lint (artifacts)

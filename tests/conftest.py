@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.github_runner import action_venv, runner_temp  # noqa: F401  (fixtures for every test module)
 from tests.helpers import Repo
 
 

@@ -13,7 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.adversarial.util import FOLDER, check, commit, executable, report, rev, setup_gated, staged
+from tests.adversarial.util import (
+    EVIDENCE_AT_PRE_PUSH,
+    FOLDER,
+    check,
+    commit,
+    executable,
+    report,
+    rev,
+    setup_gated,
+    staged,
+)
 from tests.helpers import Repo
 
 
@@ -40,10 +50,7 @@ def test_grafts_cannot_hide_a_range(gated: Repo) -> None:
 
 def _evidence_repo(repo: Repo) -> Repo:
     """Like `gated`, but pre-push requires fresh evidence (`python -c pass`)."""
-    setup_gated(
-        repo,
-        config='artifacts_dir = "harness"\nevidence_stages = ["pre-push", "ci"]\nreview_stages = []\ncompletion_stages = []\n',
-    )
+    setup_gated(repo, config=EVIDENCE_AT_PRE_PUSH)
     return repo
 
 

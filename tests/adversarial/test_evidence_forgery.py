@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness_gate import runner, templates
-from tests.adversarial.util import FOLDER, PY, check, commit, executable, report, setup_gated
+from tests.adversarial.util import EVIDENCE_AT_PRE_PUSH, FOLDER, PY, check, commit, executable, report, setup_gated
 from tests.helpers import Repo, plan_sha
 
 LOG = f"{FOLDER}/evidence.jsonl"
@@ -21,9 +21,7 @@ LOG = f"{FOLDER}/evidence.jsonl"
 CHECKER = """import os, sys
 sys.exit(0 if open("src/a.py").read() == "good\\n" and not os.environ.get("HG_ADV_FAIL") else 1)
 """
-EVIDENCE_ONLY = (
-    'artifacts_dir = "harness"\nevidence_stages = ["pre-push", "ci"]\nreview_stages = []\ncompletion_stages = []\n'
-)
+EVIDENCE_ONLY = EVIDENCE_AT_PRE_PUSH
 WITH_REVIEW = 'artifacts_dir = "harness"\ncompletion_stages = []\n'
 PLACEHOLDER = "FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED"
 

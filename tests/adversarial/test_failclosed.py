@@ -17,6 +17,7 @@ import pytest
 
 from harness_gate import boundary, evidence, gate, lifecycle
 from tests.adversarial.util import (
+    EVIDENCE_AT_PRE_PUSH,
     FOLDER,
     check,
     commit,
@@ -49,10 +50,7 @@ def test_git_missing_from_path(gated: Repo, tmp_path: Path) -> None:
 def test_a_log_of_the_wrong_type_is_refused_not_waited_on(repo: Repo, log: str, kind: str) -> None:
     """A FIFO (or a directory) where an append-only log is expected: `verify` and
     `approve` exit 2 with a reason instead of blocking forever on the FIFO."""
-    setup_gated(
-        repo,
-        config='artifacts_dir = "harness"\nevidence_stages = ["pre-push", "ci"]\nreview_stages = []\ncompletion_stages = []\n',
-    )
+    setup_gated(repo, config=EVIDENCE_AT_PRE_PUSH)
     path = repo.path / FOLDER / log
     path.unlink(missing_ok=True)
     if kind == "fifo":
@@ -196,10 +194,7 @@ def _on_a_full_disk(repo: Repo, limit: int, *args: str, stdin: bytes | None = No
 
 def test_disk_full_while_appending_evidence(repo: Repo) -> None:
     """The evidence log cannot grow: exit 2 with the reason, the log byte for byte as it was."""
-    setup_gated(
-        repo,
-        config='artifacts_dir = "harness"\nevidence_stages = ["pre-push", "ci"]\nreview_stages = []\ncompletion_stages = []\n',
-    )
+    setup_gated(repo, config=EVIDENCE_AT_PRE_PUSH)
     log = repo.path / FOLDER / "evidence.jsonl"
     # A long, valid log: rewriting it (old bytes plus one line) needs more than the limit,
     # while git's own small writes (objects, the private index copy) stay below it.
@@ -243,10 +238,7 @@ RULES = {
 @pytest.mark.parametrize("rule", sorted(RULES))
 def test_a_crash_inside_a_rule(repo: Repo, monkeypatch: pytest.MonkeyPatch, rule: str) -> None:
     """One of harness-gate's own rules raises: exit 2 with HG999, no traceback, never 0."""
-    setup_gated(
-        repo,
-        config='artifacts_dir = "harness"\nevidence_stages = ["pre-push", "ci"]\nreview_stages = []\ncompletion_stages = []\n',
-    )
+    setup_gated(repo, config=EVIDENCE_AT_PRE_PUSH)
     repo.write("src/a.py", "a = 2\n")
     assert report(repo, "verify")["exit_code"] == 0
     repo.git("add", "-A")
@@ -325,10 +317,7 @@ def test_active_as_a_symlink(gated: Repo) -> None:
 
 def test_unknown_schema_in_an_evidence_record(repo: Repo) -> None:
     """A record that says it is `harness-gate.evidence/v2` is not evidence (HG307)."""
-    setup_gated(
-        repo,
-        config='artifacts_dir = "harness"\nevidence_stages = ["pre-push", "ci"]\nreview_stages = []\ncompletion_stages = []\n',
-    )
+    setup_gated(repo, config=EVIDENCE_AT_PRE_PUSH)
     repo.write("src/a.py", "a = 2\n")
     assert report(repo, "verify")["exit_code"] == 0
     log = repo.path / FOLDER / "evidence.jsonl"

@@ -14,6 +14,10 @@ from typing import Any
 
 from tests.helpers import Repo
 
+# Evidence required from pre-push on (the default only warns there), no review, no completion.
+EVIDENCE_AT_PRE_PUSH = (
+    'artifacts_dir = "harness"\nevidence_stages = ["pre-push", "ci"]\nreview_stages = []\ncompletion_stages = []\n'
+)
 BOUNDARY_ONLY = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\ncompletion_stages = []\n'
 FOLDER = "harness/plans/p1"
 PY = Path(sys.executable).as_posix()
