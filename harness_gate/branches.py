@@ -74,17 +74,23 @@ def walk(listing: Sequence[git.Commit], plans_of: PlansOf) -> dict[str, Origins]
     return known
 
 
-def locally(root: Path, cfg: Config, parents: Sequence[str], mine: frozenset[str]) -> Origins:
+def locally(
+    root: Path, cfg: Config, parents: Sequence[str], mine: frozenset[str], *, added: frozenset[str] | None = None
+) -> Origins:
     """The origins of the index or the work tree, whose parents are HEAD (and a merge's
-    other heads), relative to the branch the work goes into (`git.default_base`).
+    other heads), relative to the branch the work goes into (`base_branch`, else the
+    remote's default branch, else main or master). `added`, when the caller knows it from
+    its diff against HEAD alone, is what this state adds.
 
-    Only the artifacts root of the branch's own commits is listed, and no blob is read."""
+    Only the artifacts root of the branch's own commits is listed, and no blob is read; on
+    the base branch itself (nothing of its own yet) not even that."""
     if not parents:
         return Origins(own=mine, added=mine)  # a first commit: everything in it is its own
-    from harness_gate import history  # noqa: PLC0415  (only with plans to tell apart)
+    listing = git.commits(root, parents, [], not_refs=git.base_refs(cfg.base_branch), paths=[cfg.artifacts_dir + "/"])
+    if not listing and added is not None and len(parents) == 1:
+        return Origins(own=added & mine, added=added)  # HEAD is the base's: only what this state adds is its own
+    from harness_gate import history  # noqa: PLC0415  (only with commits of the branch's own)
 
-    base = git.default_base(root, cfg.base_branch)
-    listing = git.commits(root, parents, [base] if base else list(parents), paths=[cfg.artifacts_dir + "/"])
     states = history.History(root, cfg, listing, extra=parents)
     return step(parents, mine, walk(listing, states.plan_ids), states.plan_ids)
 

@@ -281,7 +281,9 @@ def _check_index(
 
     @functools.cache
     def origins() -> Origins:
-        return branches.locally(root, cfg, parents, frozenset(governance.present(new)))
+        # Without a merge, the diff against HEAD says which plans this commit starts.
+        added = None if others else frozenset(snapshot.plans_in(map(gate.decode, _added(changes)), cfg.artifacts_dir))
+        return branches.locally(root, cfg, parents, frozenset(governance.present(new)), added=added)
 
     def fork() -> str | None:
         base = git.default_base(root, cfg.base_branch)
@@ -299,6 +301,11 @@ def _check_index(
         new, lambda: _fingerprint(root, cfg, None), code, frozenset(used), anchors=anchors, origins=origins,
         fork=fork,
     )  # fmt: skip
+
+
+def _added(changes: Sequence[git.Change]) -> list[bytes]:
+    """The added `plan.md` files among the changes (the name first: it is the cheap test)."""
+    return [c.path for c in changes if c.path.endswith(b"/plan.md") and c.added]
 
 
 def _fingerprint(root: Path, cfg: config_mod.Config, rev: str | None) -> str:
@@ -558,9 +565,10 @@ def _behind_base(state: snapshot.Snapshot, base: snapshot.Snapshot, plan_ids: se
     out: list[Finding] = []
     for plan_id in sorted(plan_ids):
         folder = f"{base.artifacts_dir}/plans/{plan_id}/"
-        for path, before in sorted(base.files.items()):
+        for path in sorted(p for p in base.files if p.startswith(folder)):
             name = path[len(folder) :]
-            if not path.startswith(folder) or name == "evidence.jsonl":
+            before = base.files.get(path)
+            if before is None or name == "evidence.jsonl":
                 continue  # evidence grants nothing: a branch may lack the base's newer runs
             after = state.files.get(path)
             # approvals.jsonl may hold the base's lines interleaved with its own (a union merge).

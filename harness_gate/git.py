@@ -566,24 +566,32 @@ class Commit:
     changes: tuple[Change, ...]
 
 
+def _rev_list_args(includes: Sequence[str], exclude: Sequence[str], not_refs: Sequence[str]) -> list[str]:
+    args = ["rev-list", "--reverse", "--topo-order", "--parents", *includes, *(f"^{e}" for e in exclude)]
+    if not_refs:
+        args += ["--not", *not_refs]  # one `--not`: a second would turn the rest back on
+    return [*args, "--"]
+
+
 def commits(
     root: Path,
     include: str | Sequence[str],
     exclude: Sequence[str],
     *,
     not_remote: str | None = None,
+    not_refs: Sequence[str] = (),
     paths: Sequence[str] = (),
 ) -> list[Commit]:
     """Commits reachable from `include` but not from `exclude` (nor from the branches of
-    remote `not_remote`), oldest first, each with its own changes: against its parent,
-    against the empty tree for a root commit, and for a merge the combined diff (paths
-    that differ from every parent). With `paths` (directory prefixes), only the changes
-    below them are listed."""
+    remote `not_remote`, nor from the refs `not_refs` select: `--remotes=...` and the
+    like), oldest first, each with its own changes: against its parent, against the empty
+    tree for a root commit, and for a merge the combined diff (paths that differ from
+    every parent). With `paths` (directory prefixes), only the changes below them are
+    listed."""
     includes = [include] if isinstance(include, str) else list(include)
-    args = ["rev-list", "--reverse", "--topo-order", "--parents", *includes, *(f"^{e}" for e in exclude)]
     if not_remote is not None:
-        args += ["--not", f"--remotes={not_remote}"]
-    listing = run([*args, "--"], cwd=root).decode()
+        not_refs = [*not_refs, f"--remotes={not_remote}"]
+    listing = run(_rev_list_args(includes, exclude, not_refs), cwd=root).decode()
     order: list[tuple[str, tuple[str, ...]]] = []
     for line in listing.splitlines():
         oid, *parents = line.split()
@@ -1129,6 +1137,26 @@ _BASE_REFS = (
     "refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/remotes/origin/master",
     "refs/heads/main", "refs/heads/master",
 )  # fmt: skip
+
+
+def base_refs(configured: str | None) -> list[str]:
+    """What `rev-list --not` takes to leave out the base branch's history: the configured
+    `base_branch`, else every usual name of it (a missing one selects nothing)."""
+    if configured:
+        return [f"{configured}^{{commit}}"]
+    return [f"--glob={_exactly(ref)}" for ref in _BASE_REFS]
+
+
+def _exactly(ref: str) -> str:
+    """A `--glob` pattern for exactly one ref: a pattern without `?`, `*` or `[` means
+    everything below it (`refs/heads/main/*`), so one letter goes in brackets."""
+    cut = ref.rindex("/") + 1
+    return f"{ref[:cut]}[{ref[cut]}]{ref[cut + 1 :]}"
+
+
+def prefetch_branch_commits(root: Path, head: str, configured: str | None = None) -> None:
+    """Start `commits(root, [head], [], not_refs=base_refs(configured))`'s listing now."""
+    start(_rev_list_args([head], [], base_refs(configured)), cwd=root)
 
 
 def default_base(root: Path, configured: str | None = None) -> str | None:

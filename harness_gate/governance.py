@@ -38,7 +38,7 @@ class Candidates:
 
 
 def present(snap: Snapshot) -> set[str]:
-    return plans_in(snap.files, snap.artifacts_dir)
+    return set(_folders(snap)[0])
 
 
 def holds_completion(snap: Snapshot, plan_id: str) -> bool:
@@ -46,8 +46,25 @@ def holds_completion(snap: Snapshot, plan_id: str) -> bool:
     the Completion is valid (the plan ended) or not (its lifecycle has a blocking finding,
     reported where the folder changes and by `lint`). Deciding by the file name keeps a
     long-lived base branch, which keeps every plan it ever merged, from being replayed."""
-    prefix = f"{snap.artifacts_dir}/plans/{plan_id}/"
-    return any(p.startswith(prefix) and _COMPLETION.match(p[len(prefix) :]) for p in snap.files)
+    return plan_id in _folders(snap)[1]
+
+
+def _folders(snap: Snapshot) -> tuple[frozenset[str], frozenset[str]]:
+    """The plans of a state and those holding a Completion, from one pass over its paths."""
+    found: tuple[frozenset[str], frozenset[str]] | None = snap.memo.get("governance.folders")
+    if found is None:
+        prefix = f"{snap.artifacts_dir}/plans/"
+        ended = set()
+        for path in snap.files:
+            if path.startswith(prefix):
+                plan_id, _, name = path[len(prefix) :].partition("/")
+                if _COMPLETION.match(name):
+                    ended.add(plan_id)
+        found = snap.memo["governance.folders"] = (
+            frozenset(plans_in(snap.files, snap.artifacts_dir)),
+            frozenset(ended),
+        )
+    return found
 
 
 def candidates(snap: Snapshot, origins: Origins) -> Candidates:

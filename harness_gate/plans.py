@@ -109,7 +109,7 @@ def plan_ids(snap: Snapshot) -> list[str]:
 
 def root_findings(snap: Snapshot) -> list[Finding]:
     """Files under the artifacts root that no rule knows."""
-    out = list(snap.findings)
+    out = list(snap.problems)
     prefix = snap.artifacts_dir + "/"
     for path in sorted(snap.files):
         rel = path[len(prefix) :]

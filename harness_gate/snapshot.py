@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import stat
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,87 @@ def _too_large(path: str, size: int, cap: int) -> Finding:
     return finding("HG512", path, f"{size} bytes is over the {cap} byte cap; not read")
 
 
+class Blobs(Mapping[str, bytes]):
+    """The regular files of one state's artifacts root (an index or a commit), read from
+    git on first use, a plan folder at a time.
+
+    A base branch keeps every plan it ever merged: reading all of them for every commit
+    would make each commit cost what the whole history of plans costs. What the first read
+    leaves out is every plan folder that holds a Completion (it governs nothing); such a
+    folder is read, in one `cat-file`, when something asks for one of its files. A file
+    over its cap reads as absent, with its HG512 finding in `late`; iterating before its
+    folder was read may still name it, so readers take files with `get`."""
+
+    def __init__(self, root: Path, cfg: config_mod.Config, listed: Sequence[git.Blob]) -> None:
+        self._root = root
+        self._cfg = cfg
+        self._prefix = f"{cfg.artifacts_dir}/plans/"
+        self._oids = {b.path: b.oid for b in listed if b.mode.startswith("100")}
+        self._data: dict[str, bytes] = {}
+        self._over: set[str] = set()
+        self._read_units: set[str] = set()
+        self.late: list[Finding] = []  # HG512 for files found over their cap
+
+    def _unit(self, path: str) -> str:
+        """What is read together: a plan folder, or one file elsewhere."""
+        if path.startswith(self._prefix):
+            plan_id, sep, _ = path[len(self._prefix) :].partition("/")
+            if sep:
+                return f"{self._prefix}{plan_id}/"
+        return path
+
+    def read(self, paths: Sequence[str]) -> None:
+        """Read these paths (not read yet) in one capped `cat-file --batch`."""
+        todo = [p for p in paths if p in self._oids and p not in self._data and p not in self._over]
+        caps: dict[str, int] = {}
+        for path in todo:  # one blob may sit at paths of both caps: read it up to the larger
+            oid = self._oids[path]
+            caps[oid] = max(caps.get(oid, 0), cap_for(path, self._cfg))
+        data, sizes = git.read_blobs_capped(self._root, caps)
+        for path in todo:
+            oid, cap = self._oids[path], cap_for(path, self._cfg)
+            if sizes[oid] > cap:
+                self._over.add(path)
+                self.late.append(_too_large(path, sizes[oid], cap))
+            else:
+                self._data[path] = data[oid]
+        self._read_units.update(self._unit(p) for p in todo)
+
+    def read_all_but_ended(self) -> None:
+        """The first read: everything but the plan folders that hold a Completion."""
+        ended = {self._unit(p) for p in self._oids if _ENDS.search(p) and p.startswith(self._prefix)}
+        self.read([p for p in self._oids if self._unit(p) not in ended])
+
+    def _ensure(self, path: str) -> None:
+        unit = self._unit(path)
+        if unit not in self._read_units:
+            self._read_units.add(unit)
+            self.read([p for p in self._oids if self._unit(p) == unit] if unit.endswith("/") else [path])
+
+    def __getitem__(self, path: str) -> bytes:
+        if path not in self._oids:
+            raise KeyError(path)
+        self._ensure(path)
+        if path in self._over:
+            raise KeyError(path)
+        return self._data[path]
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str) or path not in self._oids:
+            return False
+        self._ensure(path)
+        return path not in self._over
+
+    def __iter__(self) -> Iterator[str]:
+        return (p for p in self._oids if p not in self._over)
+
+    def __len__(self) -> int:
+        return len(self._oids) - len(self._over)
+
+
+_ENDS = re.compile(r"/[0-9]{3}-completion\.md\Z")
+
+
 @dataclass(frozen=True)
 class Snapshot:
     label: str  # "work tree", "index" or "commit <oid>"
@@ -70,6 +152,13 @@ class Snapshot:
     def has_root(self) -> bool:
         """Whether this state itself holds the artifacts root (config aside)."""
         return bool(self.files) or self._root_exists
+
+    @property
+    def problems(self) -> tuple[Finding, ...]:
+        """What reading the state found: files that are not regular, files over their cap
+        (also those found while reading a folder on demand)."""
+        late = self.files.late if isinstance(self.files, Blobs) else []
+        return (*self.findings, *late)
 
     _root_exists: bool = False
     # Work derived from this state alone (a plan folder as loaded here), done once per
@@ -192,6 +281,7 @@ def prefetch(location: git.Location) -> None:
     git.prefetch_tree_entries(root, head, *CONFIG_PATHS, recursive=False)
     git.prefetch_paths(root, head, CONFIG_PATHS)
     git.prefetch_index_entries(root, _listed(config_mod.Config()))
+    git.prefetch_branch_commits(root, head)  # which commits are this branch's own (branches.locally)
 
 
 def _config_from(root: Path, lister: Callable[..., list[git.Blob]]) -> config_mod.Config:
@@ -206,12 +296,14 @@ def _from_entries(
     # The configuration may come from a trusted state (the base) instead of this one.
     cfg = config if config is not None else _config_from(root, lister)
     listed = lister(_listed(cfg))
-    caps: dict[str, int] = {}
-    for b in listed:  # one blob may sit at paths of both caps: read it up to the larger
-        if b.mode.startswith("100"):
-            caps[b.oid] = max(caps.get(b.oid, 0), cap_for(b.path, cfg))
-    data, sizes = git.read_blobs_capped(root, caps)
-    return assemble(root, label, cfg, listed, sizes=sizes, data=data)
+    files = Blobs(root, cfg, listed)
+    files.read_all_but_ended()
+    problems = [
+        finding("HG516", b.path, "only regular files are allowed under the artifacts root")
+        for b in listed
+        if not b.mode.startswith("100")
+    ]
+    return Snapshot(label, root, cfg, files, tuple(problems), _root_exists=bool(listed))
 
 
 def assemble(

@@ -78,7 +78,7 @@ def _history(repo: Repo) -> tuple[str, str]:
 
 def _same(derived: Snapshot, read: Snapshot) -> None:
     assert list(derived.files.items()) == list(read.files.items())
-    assert derived.findings == read.findings
+    assert derived.problems == read.problems
     assert derived.has_root == read.has_root
     assert derived.config == read.config
 

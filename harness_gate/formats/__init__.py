@@ -296,9 +296,10 @@ def evidence_lookup(files: Mapping[str, bytes], fingerprint: Callable[[], str]) 
 
     def build() -> None:
         for path in sorted(files):
-            if not path.endswith("/evidence.jsonl"):
-                continue
-            for n, raw in enumerate(files[path].split(b"\n")[:-1], start=1):
+            log = files.get(path) if path.endswith("/evidence.jsonl") else None
+            if log is None:
+                continue  # not a log, or over its cap (reported where it is read)
+            for n, raw in enumerate(log.split(b"\n")[:-1], start=1):
                 rec, _ = evidence.parse_line(raw, n)
                 if rec is None:
                     continue
