@@ -214,8 +214,7 @@ def _requirements(root: Path, stage: str, head: Head, plan_id: str | None, *, re
         elif want_evidence or warn_evidence:
             found = verification.freshness_findings(root, snap, folder, life, tree)
             out.extend(_soften(found, warn_evidence, head.landed))
-        if life.state is not lifecycle.State.CANCELLED:
-            reviewed.append((folder, life))
+        reviewed.append((folder, life))
     if want_review and reviewed:
         span = head.span if head.landed else _no_span
         problems, counted = review.review_requirement(root, cfg, reviewed, tree, fork=head.fork, span=span)

@@ -176,8 +176,12 @@ def review_requirement(
     covers_branch = False
     for folder, life in reviewed:
         latest = latest_review(folder)
+        cancelled = life.state is lifecycle.State.CANCELLED
         if latest is None:
-            stale.append(finding("HG413", f"{folder.path}/plan.md", f"plan `{folder.plan_id}` has no review"))
+            # A cancelled plan needs no review of its own, but the code it authorised
+            # does: another plan's review of the whole branch covers it, or nothing does.
+            why = "was cancelled after authorising code, and no review covers it" if cancelled else "has no review"
+            stale.append(finding("HG413", f"{folder.path}/plan.md", f"plan `{folder.plan_id}` {why}"))
             continue
         name, art = latest
         path = f"{folder.path}/{name}"
@@ -185,7 +189,9 @@ def review_requirement(
         verdict = art.value("Verdict")
         if verdict not in PASSING:
             quoted = "; ".join(f"{f['id']}: {f['summary']}" for f in art.value("Findings"))[:500]
-            out.append(finding("HG414", path, f"verdict {verdict}: {quoted or 'no findings listed'}"))
+            (stale if cancelled else out).append(
+                finding("HG414", path, f"verdict {verdict}: {quoted or 'no findings listed'}")
+            )
             continue
         if binding["plan_sha256"] != life.plan_sha256 or binding["amendment_sha256"] != life.amendment_sha256:
             out.append(finding("HG413", path, "the review is bound to another plan or amendment than the current one"))

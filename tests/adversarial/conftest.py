@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from tests.adversarial.util import setup_gated
@@ -12,3 +15,14 @@ from tests.helpers import Repo
 def gated(repo: Repo) -> Repo:
     """An approved plan for `src/**`, committed; evidence and reviews switched off."""
     return setup_gated(repo)
+
+
+@pytest.fixture(scope="session")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """SSH keys for alice, bob and mallory (signed approvals and reviews)."""
+    d = tmp_path_factory.mktemp("keys")
+    out = {}
+    for name in ("alice", "bob", "mallory"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(d / name)], check=True)
+        out[name] = d / name
+    return out

@@ -21,16 +21,6 @@ FOLDER = "harness/plans/p1"
 SIGNERS = "harness/allowed_signers"
 
 
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    d = tmp_path_factory.mktemp("keys")
-    out = {}
-    for name in ("alice", "bob", "mallory"):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(d / name)], check=True)
-        out[name] = d / name
-    return out
-
-
 def signer_line(keys: dict[str, Path], name: str) -> str:
     return f"{name}@example.com {(keys[name].with_suffix('.pub')).read_text().strip()}\n"
 

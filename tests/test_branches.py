@@ -1,0 +1,246 @@
+"""Which plans are a branch's own (branches), which govern (governance), what a change is
+(changes), and reading a state's plan folders only when asked (snapshot.Blobs)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from harness_gate import branches, changes, git, governance, snapshot
+from harness_gate.branches import Origins
+from tests.helpers import Repo, completion_md, plan_sha, review_md
+
+
+def _plans(table: dict[str, set[str]]) -> branches.PlansOf:
+    return lambda oid: frozenset(table[oid])
+
+
+def _commit(oid: str, *parents: str) -> git.Commit:
+    return git.Commit(oid, parents, ())
+
+
+def test_a_plan_added_on_the_line_is_its_own_and_a_merged_one_is_foreign() -> None:
+    # base B (plan old) -> a1 adds mine -> (other line: u1 adds theirs) -> m merges u1 -> a2
+    plans = {
+        "B": {"old"}, "a1": {"old", "mine"}, "u1": {"old", "theirs"},
+        "m": {"old", "mine", "theirs"}, "a2": {"old", "mine", "theirs"},
+    }  # fmt: skip
+    listing = [_commit("a1", "B"), _commit("u1", "B"), _commit("m", "a1", "u1"), _commit("a2", "m")]
+    found = branches.walk(listing, _plans(plans))
+    assert found["a1"] == Origins(own=frozenset({"mine"}), added=frozenset({"mine"}))
+    assert found["u1"].own == {"theirs"}  # on its own line, the other branch's plan is its own
+    assert found["m"].foreign == {"theirs"} and found["m"].own == {"mine"}
+    assert found["a2"].foreign == {"theirs"} and found["a2"].own == {"mine"} and found["a2"].added == set()
+
+
+def test_merging_the_base_again_brings_base_plans_not_foreign_ones() -> None:
+    # "Update branch": the base's tip M (outside the listing) merged into the branch.
+    plans = {"B": set(), "a1": {"mine"}, "M": {"landed"}, "u": {"mine", "landed"}}
+    listing = [_commit("a1", "B"), _commit("u", "a1", "M")]
+    found = branches.walk(listing, _plans(plans))
+    assert found["u"] == Origins(own=frozenset({"mine"}))  # `landed` is the base's
+
+
+def test_a_plan_the_other_line_inherited_from_this_one_stays_own() -> None:
+    # u1 was branched off a1 (it has `mine`), then merged back: `mine` is not foreign.
+    plans = {"B": set(), "a1": {"mine"}, "u1": {"mine", "theirs"}, "m": {"mine", "theirs"}}
+    listing = [_commit("a1", "B"), _commit("u1", "a1"), _commit("m", "a1", "u1")]
+    found = branches.walk(listing, _plans(plans))
+    assert found["m"].own == {"mine"} and found["m"].foreign == {"theirs"}
+
+
+def test_a_merge_that_adds_a_plan_itself_owns_it() -> None:
+    plans = {"B": set(), "a1": set(), "u1": set(), "m": {"evil"}}
+    listing = [_commit("a1", "B"), _commit("u1", "B"), _commit("m", "a1", "u1")]
+    assert branches.walk(listing, _plans(plans))["m"].added == {"evil"}
+
+
+def test_patch_id_ignores_what_moves_when_the_base_changes_elsewhere() -> None:
+    one = b"diff --git a/x b/x\nindex 111..222 100644\n--- a/x\n+++ b/x\n@@ -10,3 +10,3 @@ def f():\n a\n-b\n+c\n d\n"
+    moved = one.replace(b"index 111..222", b"index 333..444").replace(
+        b"@@ -10,3 +10,3 @@ def f():", b"@@ -90,3 +91,3 @@"
+    )
+    other = one.replace(b"+c", b"+C")
+    assert changes.patch_id(one) == changes.patch_id(moved)
+    assert changes.patch_id(one) != changes.patch_id(other)
+    assert changes.patch_id(one) != changes.patch_id(one.replace(b" a\n", b" A\n"))  # context counts
+
+
+def test_change_id_survives_a_base_change_elsewhere_and_sees_mode_changes(repo: Repo) -> None:
+    def tree(files: dict[str, str], modes: dict[str, str] | None = None) -> str:
+        lines = []
+        for path, text in files.items():
+            oid = repo.git("hash-object", "-w", "--stdin", input=text.encode()).decode().strip()
+            lines.append(f"{(modes or {}).get(path, '100644')} blob {oid}\t{path}")
+        return (
+            repo.git("mktree", input=("\n".join(sorted(lines, key=lambda x: x.split("\t")[1])) + "\n").encode())
+            .decode()
+            .strip()
+        )
+
+    body = "".join(f"line {i}\n" for i in range(40))
+    base = tree({"a.py": body, "b.py": "b\n"})
+    mine = tree({"a.py": body.replace("line 20\n", "changed\n"), "b.py": "b\n"})
+    base2 = tree({"a.py": "new first line\n" + body, "b.py": "b2\n"})  # the base moved, elsewhere
+    mine2 = tree({"a.py": "new first line\n" + body.replace("line 20\n", "changed\n"), "b.py": "b2\n"})
+    assert changes.change_id(repo.path, base, mine) == changes.change_id(repo.path, base2, mine2)
+    near = tree({"a.py": body.replace("line 19\n", "near\n"), "b.py": "b\n"})  # within the context
+    near_mine = tree({"a.py": body.replace("line 19\n", "near\n").replace("line 20\n", "changed\n"), "b.py": "b\n"})
+    assert changes.change_id(repo.path, base, mine) != changes.change_id(repo.path, near, near_mine)
+    executable = tree({"a.py": body, "b.py": "b\n"}, {"b.py": "100755"})
+    assert changes.change_id(repo.path, base, executable) != changes.change_id(repo.path, base, base)
+
+
+def test_base_refs_name_exactly_one_ref_each(repo: Repo) -> None:
+    repo.write("a", "1\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "one")
+    repo.git("checkout", "-qb", "feature")
+    repo.write("a", "2\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "two")
+    repo.git("branch", "master/nested")  # `--glob=refs/heads/master` alone means refs/heads/master/*
+    mine = git.commits(repo.path, "HEAD", [], not_refs=git.base_refs(None))
+    assert len(mine) == 1
+    assert git.commits(repo.path, "HEAD", [], not_refs=git.base_refs("feature")) == []
+
+
+# -- governance on real states -----------------------------------------------------------------
+
+
+@pytest.fixture
+def adopted(repo: Repo) -> Repo:
+    repo.write("README.md", "x\n")
+    repo.cli("init")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt")
+    return repo
+
+
+def _ended(repo: Repo, plan_id: str) -> None:
+    folder = repo.new_plan(plan_id)
+    repo.approve(plan=plan_id)
+    psha = plan_sha(repo, folder)
+    repo.write(f"{folder}/001-review.md", review_md(psha, "PASS"))
+    repo.write(f"{folder}/002-completion.md", completion_md(repo, folder, psha))
+
+
+def test_own_open_plans_govern_before_the_bases(adopted: Repo) -> None:
+    adopted.new_plan("base-plan")
+    adopted.approve(plan="base-plan")
+    adopted.git("add", "-A")
+    adopted.git("commit", "-qm", "a plan open on main")
+    adopted.git("checkout", "-qb", "feature")
+    snap = snapshot.from_commit(adopted.path, "HEAD")
+    assert governance.candidates(snap, Origins()).ids == ("base-plan",)  # the solo flow
+    adopted.new_plan("mine")
+    adopted.git("add", "-A")
+    index = snapshot.from_index(adopted.path)
+    origins = branches.locally(adopted.path, index.config, [adopted.git("rev-parse", "HEAD").decode().strip()],
+                               frozenset(governance.present(index)))  # fmt: skip
+    assert origins.own == {"mine"}
+    found = governance.candidates(index, origins)
+    assert found.ids == ("mine",) and found.why == "started on this branch"
+
+
+def test_a_folder_holding_a_completion_governs_nothing_and_is_read_on_demand(adopted: Repo) -> None:
+    for i in range(3):
+        _ended(adopted, f"done{i}")
+    adopted.git("add", "-A")
+    adopted.git("commit", "-qm", "three ended plans")
+    snap = snapshot.from_commit(adopted.path, "HEAD")
+    assert isinstance(snap.files, snapshot.Blobs)
+    assert governance.candidates(snap, Origins()).ids == ()
+    assert not snap.files._data.keys() & {p for p in snap.files if "/done" in p}
+    assert snap.files["harness/plans/done1/plan.md"].startswith(b"# Plan")  # read when asked
+    code, path, why = governance.no_candidate(snap, Origins())
+    assert (code, path) == ("HG201", "harness/plans") and "3 plans here" in why
+
+
+def test_an_oversized_file_in_an_ended_folder_is_found_when_read(adopted: Repo) -> None:
+    adopted.write(".harness-gate.toml", 'artifacts_dir = "harness"\nmax_artifact_bytes = 1024\n')
+    _ended(adopted, "done")
+    adopted.git("add", "-A")
+    adopted.git("commit", "-qm", "ended")
+    adopted.write("harness/plans/done/003-review.md", "x" * 2000)
+    adopted.git("add", "-A")
+    snap = snapshot.from_index(adopted.path)
+    assert snap.problems == ()  # the folder is not read yet
+    assert snap.files.get("harness/plans/done/003-review.md") is None
+    assert [f.code for f in snap.problems] == ["HG512"]
+    res = adopted.cli("check", "--staged", "--format", "json")
+    assert ("HG512", "harness/plans/done/003-review.md") in {
+        (f["code"], f["path"]) for f in json.loads(res.output)["findings"]
+    }
+
+
+def test_plan_use_narrows_two_open_plans_locally(adopted: Repo) -> None:
+    adopted.git("checkout", "-qb", "feature")
+    adopted.new_plan("a", ("src/**",))
+    adopted.approve(plan="a")
+    adopted.new_plan("b", ("docs/**",))
+    adopted.approve(plan="b")
+    adopted.git("add", "-A")
+    adopted.git("commit", "-qm", "two plans", "--no-verify")
+    adopted.write("src/x.py", "1\n")
+    adopted.git("add", "-A")
+    # `plan new b` picked b for this branch: only b is tried, and it does not allow src/.
+    res = adopted.cli("check", "--staged", "--format", "json")
+    assert {f["code"] for f in json.loads(res.output)["findings"]} == {"HG101"}
+    assert adopted.cli("plan", "use", "a").exit_code == 0
+    assert adopted.cli("check", "--staged").exit_code == 0
+    assert adopted.git("config", "branch.feature.harnessGatePlan") == b"a\n"
+    # CI has no pick: one plan allowing the whole change authorises it.
+    adopted.git("commit", "-qm", "src", "--no-verify")
+    adopted.git("config", "--unset", "branch.feature.harnessGatePlan")
+    assert adopted.cli("check", "--stage", "pre-commit", "--base", "main").exit_code == 0
+
+
+def test_status_says_which_plan_and_asks_when_two_could_be_meant(adopted: Repo) -> None:
+    adopted.git("checkout", "-qb", "feature")
+    adopted.new_plan("a")
+    adopted.new_plan("b")
+    adopted.git("config", "--unset", "branch.feature.harnessGatePlan")
+    res = adopted.cli("status")
+    assert res.exit_code == 0
+    assert "more than one plan could be meant: a, b" in res.output
+    assert "harness-gate plan use ID" in res.output
+    assert adopted.cli("plan", "use", "b").exit_code == 0
+    assert "plan:       b " in adopted.cli("status").output
+
+
+def test_plan_use_refuses_what_it_cannot_keep(adopted: Repo) -> None:
+    assert adopted.cli("plan", "use", "ghost").exit_code == 2
+    adopted.new_plan("a")
+    subprocess.run(["git", "checkout", "-q", "--detach"], cwd=adopted.path, check=True)
+    res = adopted.cli("plan", "use", "a")
+    assert res.exit_code == 2 and "detached" in res.output
+
+
+def test_locally_without_commits_of_its_own_reads_no_history(adopted: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the base branch itself, the diff says what the index adds: no History is built."""
+    from harness_gate import history
+
+    built: list[object] = []
+    monkeypatch.setattr(history.History, "__init__", lambda *a, **k: built.append(a))
+    head = adopted.git("rev-parse", "HEAD").decode().strip()
+    cfg = snapshot.read_config(adopted.path, head)
+    assert branches.locally(adopted.path, cfg, [head], frozenset({"p"}), added=frozenset({"p"})) == Origins(
+        own=frozenset({"p"}), added=frozenset({"p"})
+    )
+    assert built == []
+
+
+def test_changes_of_a_branch_are_measured_from_where_it_left_the_base(adopted: Repo) -> None:
+    from harness_gate import review, verification
+
+    adopted.git("checkout", "-qb", "feature")
+    adopted.write("src/a.py", "a = 1\n")
+    adopted.git("add", "-A")
+    adopted.git("commit", "-qm", "work")
+    cfg = snapshot.read_config(adopted.path, "HEAD")
+    change = review.branch_change(adopted.path, cfg, verification.fingerprint_worktree(adopted.path, cfg))
+    assert change is not None
+    assert change["base"] == adopted.git("rev-parse", "main").decode().strip()
