@@ -159,6 +159,10 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         tree = verification.fingerprint_worktree(root, snap.config)
         fresh, problems = verification.state_freshness(snap, folder, life, tree)
         found.extend(problems)
+    next_step = life.next_step
+    if life.state is lifecycle.State.COMPLETED and any(not f.fresh for f in fresh):
+        # An update from the base (or any later change) left the completed plan's code unverified.
+        next_step = "harness-gate verify, then commit its evidence: the tree changed since the plan completed"
     data: dict[str, Any] = {
         "active": True,
         "plan": plan_id,
@@ -174,7 +178,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
             for c in (policy.verification["required_commands"] if policy else [])
         ],
         "repairs": {"used": life.repairs_used, "budget": life.repair_budget},
-        "next_step": life.next_step,
+        "next_step": next_step,
         "tree": tree,
         "evidence": [{"command_id": f.command_id, "freshness": f.reason} for f in fresh],
         "not_in_index": unstaged,
@@ -188,7 +192,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         f"repairs:    {life.repairs_used} of {life.repair_budget}",
         f"tree:       {tree or '-'}  (the work tree's fingerprint)",
         "evidence:   " + (", ".join(f"{f.command_id} {f.reason}" for f in fresh) or "-"),
-        f"next:       {life.next_step}",
+        f"next:       {next_step}",
     ]
     if unstaged:
         lines.append("not staged: " + ", ".join(unstaged) + "  (the gate reads the index: git add them)")
