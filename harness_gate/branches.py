@@ -82,11 +82,18 @@ def locally(
     remote's default branch, else main or master). `added`, when the caller knows it from
     its diff against HEAD alone, is what this state adds.
 
-    Only the artifacts root of the branch's own commits is listed, and no blob is read; on
-    the base branch itself (nothing of its own yet) not even that."""
+    Only the artifacts root of the branch's own commits is listed (the newest 2000 at most:
+    older ones count as the base's), and no blob is read; on the base branch itself (nothing
+    of its own yet) not even that. The local view only: CI names its base."""
     if not parents:
         return Origins(own=mine, added=mine)  # a first commit: everything in it is its own
-    listing = git.commits(root, parents, [], not_refs=git.base_refs(cfg.base_branch), paths=[cfg.artifacts_dir + "/"])
+    # A shallow clone's cut commits (a CI job running the hooks, say) stand for the base:
+    # what lies behind them is not here to walk.
+    cut = sorted(git.shallow_commits(root))
+    listing = git.commits(
+        root, parents, cut, not_refs=git.base_refs(cfg.base_branch), paths=[cfg.artifacts_dir + "/"],
+        limit=git.BRANCH_COMMITS_LIMIT,
+    )  # fmt: skip
     if not listing and added is not None and len(parents) == 1:
         return Origins(own=added & mine, added=added)  # HEAD is the base's: only what this state adds is its own
     from harness_gate import history  # noqa: PLC0415  (only with commits of the branch's own)

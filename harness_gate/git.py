@@ -179,7 +179,10 @@ class Location:
     head: str | None  # the commit HEAD points at; None on an unborn branch
 
 
-_LOCATE = ("--show-toplevel", "--git-path", "harness-gate", "--git-path", "MERGE_HEAD", "--git-path", "index")
+_LOCATE = (
+    "--show-toplevel", "--git-path", "harness-gate", "--git-path", "MERGE_HEAD", "--git-path", "index",
+    "--git-path", "shallow",
+)  # fmt: skip
 
 
 def locate(cwd: Path | str) -> Location:
@@ -197,7 +200,7 @@ def locate(cwd: Path | str) -> Location:
         raise HarnessGateError(
             "HG901", f"{Path(cwd).resolve()} is not inside a git work tree", "Run `git init` or cd into a repository."
         )
-    if len(lines) < 5 or (not unborn and not _OID.fullmatch(lines[4])):
+    if len(lines) < 6 or (not unborn and not _OID.fullmatch(lines[5])):
         raise GitError("unexpected `git rev-parse` output")
     top = Path(lines[0])
 
@@ -207,7 +210,8 @@ def locate(cwd: Path | str) -> Location:
 
     if not os.environ.get("GIT_INDEX_FILE"):  # git-path answers with it when it is set
         _DEFAULT_INDEX[top] = absolute(lines[3])
-    return Location(top, absolute(lines[1]) / "cache", absolute(lines[2]), None if unborn else lines[4])
+    _SHALLOW_FILE[top] = absolute(lines[4])
+    return Location(top, absolute(lines[1]) / "cache", absolute(lines[2]), None if unborn else lines[5])
 
 
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -566,8 +570,13 @@ class Commit:
     changes: tuple[Change, ...]
 
 
-def _rev_list_args(includes: Sequence[str], exclude: Sequence[str], not_refs: Sequence[str]) -> list[str]:
-    args = ["rev-list", "--reverse", "--topo-order", "--parents", *includes, *(f"^{e}" for e in exclude)]
+def _rev_list_args(
+    includes: Sequence[str], exclude: Sequence[str], not_refs: Sequence[str], limit: int | None = None
+) -> list[str]:
+    args = ["rev-list", "--reverse", "--topo-order", "--parents"]
+    if limit is not None:
+        args.append(f"--max-count={limit}")  # the newest ones: applied before --reverse
+    args += [*includes, *(f"^{e}" for e in exclude)]
     if not_refs:
         args += ["--not", *not_refs]  # one `--not`: a second would turn the rest back on
     return [*args, "--"]
@@ -581,17 +590,18 @@ def commits(
     not_remote: str | None = None,
     not_refs: Sequence[str] = (),
     paths: Sequence[str] = (),
+    limit: int | None = None,
 ) -> list[Commit]:
     """Commits reachable from `include` but not from `exclude` (nor from the branches of
     remote `not_remote`, nor from the refs `not_refs` select: `--remotes=...` and the
     like), oldest first, each with its own changes: against its parent, against the empty
     tree for a root commit, and for a merge the combined diff (paths that differ from
     every parent). With `paths` (directory prefixes), only the changes below them are
-    listed."""
+    listed. With `limit`, only the newest that many (older parents count as outside)."""
     includes = [include] if isinstance(include, str) else list(include)
     if not_remote is not None:
         not_refs = [*not_refs, f"--remotes={not_remote}"]
-    listing = run(_rev_list_args(includes, exclude, not_refs), cwd=root).decode()
+    listing = run(_rev_list_args(includes, exclude, not_refs, limit), cwd=root).decode()
     order: list[tuple[str, tuple[str, ...]]] = []
     for line in listing.splitlines():
         oid, *parents = line.split()
@@ -1062,10 +1072,16 @@ def is_ancestor(root: Path, ancestor: str, descendant: str) -> bool:
     return run_status(["merge-base", "--is-ancestor", ancestor, descendant], cwd=root) is not None
 
 
+# The shallow file of each work tree, as `locate` was told it (one git process fewer).
+_SHALLOW_FILE: dict[Path, Path] = {}
+
+
 def shallow_commits(root: Path) -> frozenset[str]:
     """The commits a shallow clone cut the history at: they look like roots, but are not."""
-    path = Path(os.fsdecode(run(["rev-parse", "--git-path", "shallow"], cwd=root).rstrip(b"\n")))
-    path = path if path.is_absolute() else root / path
+    path = _SHALLOW_FILE.get(root)
+    if path is None:
+        path = Path(os.fsdecode(run(["rev-parse", "--git-path", "shallow"], cwd=root).rstrip(b"\n")))
+        path = path if path.is_absolute() else root / path
     try:
         return frozenset(path.read_bytes().decode("ascii").split())
     except FileNotFoundError:
@@ -1154,9 +1170,14 @@ def _exactly(ref: str) -> str:
     return f"{ref[:cut]}[{ref[cut]}]{ref[cut + 1 :]}"
 
 
+# At most this many of a branch's own commits are walked locally (a repository with no base
+# branch under any usual name would otherwise walk its whole history on every commit).
+BRANCH_COMMITS_LIMIT = 2000
+
+
 def prefetch_branch_commits(root: Path, head: str, configured: str | None = None) -> None:
-    """Start `commits(root, [head], [], not_refs=base_refs(configured))`'s listing now."""
-    start(_rev_list_args([head], [], base_refs(configured)), cwd=root)
+    """Start `branches.locally`'s listing of the branch's own commits now."""
+    start(_rev_list_args([head], [], base_refs(configured), BRANCH_COMMITS_LIMIT), cwd=root)
 
 
 def default_base(root: Path, configured: str | None = None) -> str | None:

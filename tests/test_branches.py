@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -244,3 +246,27 @@ def test_changes_of_a_branch_are_measured_from_where_it_left_the_base(adopted: R
     change = review.branch_change(adopted.path, cfg, verification.fingerprint_worktree(adopted.path, cfg))
     assert change is not None
     assert change["base"] == adopted.git("rev-parse", "main").decode().strip()
+
+
+def test_the_hook_in_a_shallow_clone_walks_no_further_than_its_cut(adopted: Repo, tmp_path: Path) -> None:
+    """A CI job that runs the pre-commit hooks in a depth-1 clone: the cut stands for the
+    base, never an error about missing parents."""
+    adopted.git("checkout", "-qb", "feature")
+    adopted.new_plan("p1", ("src/**",))
+    adopted.approve(plan="p1")
+    adopted.git("add", "-A")
+    adopted.git("commit", "-qm", "plan")
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{adopted.path}", str(clone)],
+                   check=True)  # fmt: skip
+    for ref in ("refs/remotes/origin/HEAD", "refs/remotes/origin/feature"):  # no base branch known at all
+        subprocess.run(["git", "update-ref", "-d", "--no-deref", ref], cwd=clone, check=True)
+    (clone / "src").mkdir()
+    (clone / "src" / "a.py").write_text("a = 1\n")
+    subprocess.run(["git", "add", "-A"], cwd=clone, check=True)
+    res = subprocess.run([sys.executable, "-m", "harness_gate", "check", "--staged", "--format", "json"], cwd=clone,
+                         capture_output=True, check=False)  # fmt: skip
+    # Judged, not stopped (exit 2, HG905): only the approval, whose root commit a shallow
+    # clone cannot show, is in question, as before the branch's commits were walked.
+    assert res.returncode == 1, res.stdout
+    assert {f["code"] for f in json.loads(res.stdout)["findings"]} == {"HG220", "HG202"}
