@@ -87,6 +87,8 @@ def locally(
     of its own yet) not even that. The local view only: CI names its base."""
     if not parents:
         return Origins(own=mine, added=mine)  # a first commit: everything in it is its own
+    if cfg.base_branch:
+        git.configured_base(root, cfg.base_branch)  # a name that selects nothing is an error, said plainly
     # A shallow clone's cut commits (a CI job running the hooks, say) stand for the base:
     # what lies behind them is not here to walk.
     cut = sorted(git.shallow_commits(root))

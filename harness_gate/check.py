@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
@@ -27,6 +27,9 @@ from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.errors import ConfigError, HarnessGateError
 from harness_gate.findings import Finding, Severity, finding
 from harness_gate.report import Report
+
+if TYPE_CHECKING:
+    from harness_gate.review import Counted
 
 INACTIVE = "harness-gate: inactive (no artifacts root and no configuration); nothing to check"
 ADOPTING = "harness-gate: a repository's first commit adopts harness-gate and is not judged"
@@ -43,12 +46,17 @@ class Head:
     commit: str | None = None  # the head commit; None for the index
     code_commits: tuple[str, ...] = ()  # the judged commits that changed code
     anchors: trust.Anchors | None = None
-    origins: Callable[[], Origins] = lambda: BASE_ONLY  # of the head state: the plans the change started
+    origins: Callable[[], Origins] = lambda: BASE_ONLY  # of the head state: where its plans came from
+    # The plans the head holds that the base does not: what the change brings to the base
+    # (its own, and any it merged in from another branch). None: its own and foreign ones.
+    brought: Callable[[], frozenset[str]] | None = None
     # The commit the branch's own change is measured from (a review speaks of that change).
     fork: Callable[[], str | None] = lambda: None
     # On a base branch's own line (a push there, a merge queue's group): each plan's own
     # stretch of that line, (start, end) commits, for a review of the change as it landed.
     span: Callable[[str], tuple[str, str] | None] = lambda plan_id: None
+    # The fingerprints of the range's commits that changed a plan's folder (landed ranges).
+    plan_trees: Callable[[str], frozenset[str]] = lambda plan_id: frozenset()
     landed: bool = False
 
 
@@ -187,8 +195,14 @@ def _requirements(root: Path, stage: str, head: Head, plan_id: str | None, *, re
         ))  # fmt: skip
     alive = [p for p in used if p in here]
     if want_end:
-        started = governance.started_here(snap, head.origins()) if plan_id is None else set()
-        for p in sorted({*alive, *started}):
+        # Every plan the change brings along must have ended, whoever started it: a plan
+        # merged in from another branch and left open would govern the base from then on.
+        if head.brought is not None:
+            brought = set(head.brought())
+        else:
+            origins = head.origins()
+            brought = set((origins.own | origins.foreign) & here)
+        for p in sorted({*alive, *brought}):
             life = lifecycle.replay(plans.load(snap, p))
             if life.state not in lifecycle.ENDED:
                 out.append(finding(
@@ -209,35 +223,43 @@ def _requirements(root: Path, stage: str, head: Head, plan_id: str | None, *, re
             continue
         if life.plan_approval is not approvals_mod.Status.APPROVED:
             out.append(finding("HG202", f"{folder.path}/plan.md", f"plan `{p}` at the head is not approved"))
-        if want_evidence and reverify:
-            out.extend(verification.reverify(root, cfg, folder, life, tree))
-        elif want_evidence or warn_evidence:
-            found = verification.freshness_findings(root, snap, folder, life, tree)
-            out.extend(_soften(found, warn_evidence, head.landed))
         reviewed.append((folder, life))
+    counted: list[review.Counted] = []
     if want_review and reviewed:
         span = head.span if head.landed else _no_span
         problems, counted = review.review_requirement(root, cfg, reviewed, tree, fork=head.fork, span=span)
         out.extend(problems)
         if not problems and head.anchors is not None and head.commit is not None:
-            for path in counted:  # the reviews the requirement rests on must be signed where asked
-                out.extend(head.anchors.review(head.commit, path, head.code_commits))
+            for c in counted:  # the reviews the requirement rests on must be signed where asked
+                out.extend(head.anchors.review(head.commit, c.path, head.code_commits))
+    for folder, life in reviewed:
+        if want_evidence and reverify:
+            out.extend(verification.reverify(root, cfg, folder, life, tree))
+        elif want_evidence or warn_evidence:
+            accept = _landed_trees(head, folder.plan_id, counted) if head.landed else None
+            found = verification.freshness_findings(root, snap, folder, life, tree, accept=accept)
+            if warn_evidence:
+                found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
+            out.extend(found)
     return out
+
+
+def _landed_trees(head: Head, plan_id: str, counted: Sequence[Counted]) -> Callable[[str], bool]:
+    """On a landed range, evidence for another tree than the head's is a warning only when
+    that tree is one the plan's own pull request holds: a commit of the range that changed
+    the plan's folder (where its evidence was committed), or the tree its counted review
+    names. Evidence for any other tree is stale, as anywhere."""
+    reviewed = {c.tree for c in counted if c.plan_id == plan_id}
+
+    def accept(verified: str) -> bool:
+        return verified in reviewed or verified in head.plan_trees(plan_id)
+
+    return accept
 
 
 def _no_span(plan_id: str) -> None:
     """Off a base branch's own line, a plan has no landed stretch: the branch's change counts."""
     return
-
-
-def _soften(found: list[Finding], warn: bool, landed: bool) -> list[Finding]:
-    """pre-push only warns about evidence; a landed range warns (instead of blocking) when
-    the evidence is for the pull request's tree rather than the merged one."""
-    if warn:
-        return [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
-    if landed:
-        return [dataclasses.replace(f, severity=Severity.WARNING) if f.code == "HG302" else f for f in found]
-    return found
 
 
 def _vouched(snap: snapshot.Snapshot, anchors: trust.Anchors | None, commit: str | None) -> snapshot.Snapshot:
@@ -422,30 +444,62 @@ def _first_parent_line(listing: Sequence[git.Commit], head: str) -> list[git.Com
     return line[::-1]
 
 
-def _spans(states: history.History, line: Sequence[git.Commit]) -> Callable[[str], tuple[str, str] | None]:
-    """A plan's own stretch of a base branch's line: from the parent of the commit that
-    brought its folder to the line (its first commit, a squash, or a merge of its pull
-    request) to the last commit that changed the folder. The change between them is the
-    plan's change as it landed, whatever else landed in the same push."""
+class _Line:
+    """A range seen from its head's first-parent line (the base branch's own history, on a
+    landed range): where each commit of the range landed on it, and each plan's stretch."""
 
-    @functools.cache
-    def span(plan_id: str) -> tuple[str, str] | None:
-        prefix = f"{states.cfg.artifacts_dir}/plans/{plan_id}/"
-        start = end = None
-        for commit in line:
-            if not commit.parents:
-                continue
-            before = states.entries_below(commit.parents[0], prefix)
-            if before == states.entries_below(commit.oid, prefix):
-                continue
-            if start is None:
-                if before:
-                    return None  # the plan was on the line before this range: no stretch of its own here
-                start = commit.parents[0]
-            end = commit.oid
-        return (start, end) if start is not None and end is not None else None
+    def __init__(self, root: Path, cfg: config_mod.Config, states: history.History,
+                 listing: Sequence[git.Commit], head: str) -> None:  # fmt: skip
+        self.root = root
+        self.cfg = cfg
+        self.states = states
+        self.line = _first_parent_line(listing, head)
+        self.position = {c.oid: i for i, c in enumerate(self.line)}
+        by_oid = {c.oid: c for c in listing}
+        # The first line commit each commit of the range is reachable from: where it landed.
+        self.landed_at: dict[str, int] = {}
+        for i, commit in enumerate(self.line):
+            todo = [commit.oid]
+            while todo:
+                oid = todo.pop()
+                if oid in self.landed_at or oid not in by_oid:
+                    continue
+                self.landed_at[oid] = i
+                todo.extend(by_oid[oid].parents)
+        self.touched: dict[str, list[str]] = {}  # plan -> commits that changed its folder
+        self.users: dict[str, list[str]] = {}  # plan -> commits it authorised
+        prefix = os.fsencode(f"{cfg.artifacts_dir}/plans/")
+        for commit in listing:
+            for plan_id in {
+                c.path[len(prefix) :].split(b"/", 1)[0] for c in commit.changes if c.path.startswith(prefix)
+            }:
+                self.touched.setdefault(os.fsdecode(plan_id), []).append(commit.oid)
 
-    return span
+    def used(self, plan_id: str, commit: str) -> None:
+        self.users.setdefault(plan_id, []).append(commit)
+
+    @functools.cache  # noqa: B019  (one per check: it lives as long as the check)
+    def span(self, plan_id: str) -> tuple[str, str] | None:
+        """The plan's own stretch of the line: from the parent of the line commit that brought
+        its folder there (its first commit, a squash, or the merge of its pull request) to the
+        line commit where the last commit that changed the folder or wrote under the plan
+        landed. The change between them is the plan's change as it landed, whatever else
+        landed in the same push."""
+        mine = [*self.touched.get(plan_id, ()), *self.users.get(plan_id, ())]
+        landed = [self.landed_at[c] for c in mine if c in self.landed_at]
+        if not landed:
+            return None
+        first = self.line[min(landed)]
+        prefix = f"{self.cfg.artifacts_dir}/plans/{plan_id}/"
+        if not first.parents or self.states.entries_below(first.parents[0], prefix):
+            return None  # the plan was on the line before this range: no stretch of its own here
+        return first.parents[0], self.line[max(landed)].oid
+
+    @functools.cache  # noqa: B019
+    def plan_trees(self, plan_id: str) -> frozenset[str]:
+        """The fingerprints of the range's commits that changed the plan's folder: the trees
+        its evidence was committed with."""
+        return frozenset(_fingerprint(self.root, self.cfg, oid) for oid in self.touched.get(plan_id, ()))
 
 
 def _judge(
@@ -489,6 +543,7 @@ def _judge(
         return vouched[oid]
 
     origins = branches.walk(listing, states.plan_ids)
+    line = _Line(root, cfg, states, listing, head_oid)
 
     @functools.cache
     def on_at(oid: str) -> bool:
@@ -526,6 +581,8 @@ def _judge(
         used_here: set[str] = set()
         findings.extend(gate.check_state(state, plan_id, prefix=prefix, used=used_here))
         used |= used_here
+        for p in used_here:
+            line.used(p, commit.oid)
         # Only a plan this commit's branch shares with the base can be behind it: the base
         # branch may have amended or ended it since. A plan the branch started has no newer
         # records anywhere but on the branch (an old tip of the branch itself, force-pushed
@@ -541,18 +598,19 @@ def _judge(
             for f in anchors.anchor_change(commit.oid, signers.decode()):
                 findings.append(dataclasses.replace(f, message=prefix + f.message))
     active = every or checked > 0
-    line = _first_parent_line(listing, head_oid)
 
     def fork() -> str | None:
         if base is not None:
             return git.merge_base(root, base, head_oid)
         # No base named (a new branch's push): where the head's own line leaves the range.
-        return line[0].parents[0] if line and line[0].parents else None
+        own = line.line
+        return own[0].parents[0] if own and own[0].parents else None
 
     head = Head(
         state_of(head_oid), lambda: _fingerprint(root, cfg, head_oid), bool(code_commits), frozenset(used),
         commit=head_oid, code_commits=tuple(code_commits), anchors=anchors,
-        origins=_origins_of(origins, head_oid), fork=fork, span=_spans(states, line),
+        origins=_origins_of(origins, head_oid), fork=fork, span=line.span, plan_trees=line.plan_trees,
+        brought=None if base is None else lambda: frozenset(states.plan_ids(head_oid) - states.plan_ids(base)),
     )  # fmt: skip
     return findings, {"active": active, "changes": changes, "commits": checked}, head
 

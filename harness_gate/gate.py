@@ -438,7 +438,7 @@ def _authority(
         tried: tuple[str, ...] = (plan_id,)
         whole: frozenset[str] = frozenset()
     else:
-        found = governance.candidates(new, state.origins)
+        found = governance.candidates(new, state.origins, ending=_ending(state.changes, new.artifacts_dir))
         if len(found.ids) > 1:
             found = governance.narrow(found, state.selected)
         tried, whole = found.ids, found.whole_life
@@ -454,6 +454,10 @@ def _authority(
             return found_here
         if first is None:
             first = found_here
+    if len(whole) > 1 and _each_path_in_one_life(state, changes, sorted(whole), suspects):
+        if used is not None:
+            used.update(whole)
+        return []
     if used is not None:
         used.add(tried[0])
     assert first is not None  # noqa: S101  (tried is not empty)
@@ -462,6 +466,34 @@ def _authority(
         first = [dataclasses.replace(f, message=f"{f.message} (nor does {others} allow the whole change)")
                  if f.blocks else f for f in first]  # fmt: skip
     return first
+
+
+def _ending(changes: Sequence[git.Change], artifacts_dir: str) -> frozenset[str]:
+    """The plans whose Completion this very change adds: it holds their end."""
+    prefix = _root_prefix(artifacts_dir) + b"plans/"
+    ending = set()
+    for c in changes:
+        if c.path.startswith(prefix) and c.path.endswith(b"-completion.md") and c.added:
+            plan_id, _, name = decode(c.path[len(prefix) :]).partition("/")
+            if plans.NUMBERED.match(name):
+                ending.add(plan_id)
+    return frozenset(ending)
+
+
+def _each_path_in_one_life(
+    state: State, changes: Sequence[git.Change], plan_ids: Sequence[str], suspects: set[bytes]
+) -> bool:
+    """A squash of a branch that worked under several plans holds each plan's whole life,
+    and no longer says which commit each path came from: each path must be allowed by one
+    of those plans (each approved, ended and valid), as each commit of the branch was."""
+    changed = {show(c.path) for c in changes}
+    refused: list[set[str]] = []
+    for plan_id in plan_ids:
+        found = [f for f in _under_plan(state, changes, plan_id, suspects, whole_life=True) if f.blocks]
+        if any(f.path not in changed for f in found):
+            return False  # a plan that grants nothing at all (unapproved, invalid) spoils the squash
+        refused.append({f.path for f in found})
+    return not set.intersection(*refused)
 
 
 def _under_plan(

@@ -1157,10 +1157,24 @@ _BASE_REFS = (
 
 def base_refs(configured: str | None) -> list[str]:
     """What `rev-list --not` takes to leave out the base branch's history: the configured
-    `base_branch`, else every usual name of it (a missing one selects nothing)."""
+    `base_branch` (which must name a commit here), else every usual name of it (a missing
+    one selects nothing)."""
     if configured:
         return [f"{configured}^{{commit}}"]
     return [f"--glob={_exactly(ref)}" for ref in _BASE_REFS]
+
+
+def configured_base(root: Path, configured: str) -> str:
+    """The commit `base_branch` names; a configuration error when it names none here."""
+    found = resolve(root, configured)
+    if found is None:
+        raise HarnessGateError(
+            "HG902",
+            f"base_branch `{configured}` names no commit in this clone",
+            "Name a ref that exists here, as git spells it: `origin/develop` (a remote branch) or `develop` (a local "
+            "one); or fetch it (docs/config.md).",
+        )
+    return found
 
 
 def _exactly(ref: str) -> str:
@@ -1184,7 +1198,7 @@ def default_base(root: Path, configured: str | None = None) -> str | None:
     """The commit of the branch work is merged into (`base_branch` in the configuration,
     else the remote's default branch, else `main`/`master`), or None when there is none."""
     if configured:
-        return resolve(root, configured)
+        return configured_base(root, configured)
     out = run(["for-each-ref", "--format=%(refname)%00%(objectname)", *_BASE_REFS], cwd=root)
     found = dict(line.split("\0", 1) for line in out.decode("utf-8", "replace").splitlines() if "\0" in line)
     for ref in _BASE_REFS:

@@ -8,9 +8,10 @@ No committed pointer names "the" plan: the plans a state holds, where each came 
   governs work there and on branches started from it).
 - A plan another branch started, and a plan that has ended, govern nothing; so does a plan
   whose folder is gone.
-- A commit that carries a plan's whole life (it starts the plan and ends it, as a squash
-  merge does) is judged by that plan's final policy: its history before the end is not in
-  git any more.
+- A commit that ends a plan (it adds the plan's Completion; a squash merge also starts
+  it) is judged by that plan's final policy: what it held before the end is not in git any
+  more (a squash), or is reviewed with it. A squash of several plans' lives allows each path
+  one of them allows: each commit of the branch was judged by one of them.
 - Of several candidates, a change is authorised when one of them allows all of it: plans
   are never combined into a wider boundary. The local selection (`plan use`) narrows the
   candidates to the one it names.
@@ -19,7 +20,6 @@ No committed pointer names "the" plan: the plans a state holds, where each came 
 from __future__ import annotations
 
 import re
-from collections.abc import Set
 from dataclasses import dataclass
 
 from harness_gate import lifecycle, plans
@@ -67,11 +67,13 @@ def _folders(snap: Snapshot) -> tuple[frozenset[str], frozenset[str]]:
     return found
 
 
-def candidates(snap: Snapshot, origins: Origins) -> Candidates:
+def candidates(snap: Snapshot, origins: Origins, *, ending: frozenset[str] = frozenset()) -> Candidates:
+    """`ending`: the plans whose Completion the judged change itself adds."""
     here = present(snap)
     own = sorted(origins.own & here)
     mine = [i for i in own if not holds_completion(snap, i)]
-    whole = [i for i in sorted(origins.added & here) if holds_completion(snap, i)]
+    lives = (origins.added | ending) - origins.foreign
+    whole = [i for i in sorted(lives & here) if holds_completion(snap, i)]
     if mine or whole:
         ids, why = [*mine, *whole], "started on this branch"
     else:
@@ -135,8 +137,3 @@ def for_command(
         "no plan of this branch is open" if here else "there is no plan yet",
         "Start one: `harness-gate plan new ID --objective ... --boundary ... --verify ID=COMMAND`.",
     )
-
-
-def started_here(snap: Snapshot, origins: Origins) -> Set[str]:
-    """The plans this state's branch started, open or ended."""
-    return origins.own & present(snap)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness_gate import changes, fsutil, git, lifecycle, plans, snapshot, templates, verification
 from harness_gate.artifacts.artifact import Artifact
@@ -146,6 +146,14 @@ def _cancel(
     ))  # fmt: skip
 
 
+class Counted(NamedTuple):
+    """A review the requirement rests on: its path, its plan, the tree it names."""
+
+    path: str
+    plan_id: str
+    tree: str
+
+
 def review_requirement(
     root: Path,
     cfg: Config,
@@ -154,7 +162,7 @@ def review_requirement(
     *,
     fork: Callable[[], str | None],
     span: Callable[[str], tuple[str, str] | None],
-) -> tuple[list[Finding], list[str]]:
+) -> tuple[list[Finding], list[Counted]]:
     """The `ci` requirement: the branch's change is covered by a fresh passing review.
 
     A review is fresh when it is bound to its plan's current plan and amendment hashes and
@@ -172,7 +180,7 @@ def review_requirement(
 
     out: list[Finding] = []
     stale: list[Finding] = []
-    counted: list[str] = []
+    counted: list[Counted] = []
     covers_branch = False
     for folder, life in reviewed:
         latest = latest_review(folder)
@@ -204,14 +212,14 @@ def review_requirement(
             change is not None and change["base"] != forked and change["patch_sha256"] == measured(forked, None)
         ):
             covers_branch = True
-            counted.append(path)
+            counted.append(Counted(path, folder.plan_id, binding["tree"]))
             continue
         landed = span(folder.plan_id)
         if landed is not None and (
             binding["tree"] == verification.fingerprint_commit(root, landed[1], cfg)
             or (change is not None and change["base"] != landed[0] and change["patch_sha256"] == measured(*landed))
         ):
-            counted.append(path)
+            counted.append(Counted(path, folder.plan_id, binding["tree"]))
             continue
         stale.append(finding("HG413", path, _stale(binding, tree, measured(fork(), None), life)))
     if not covers_branch:

@@ -10,14 +10,14 @@ removed. Anyone can reproduce it with plumbing (docs/evidence.md):
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness_gate import branches, evidence, fsutil, git, governance, lifecycle, plans, runner, snapshot
 from harness_gate.config import Config
 from harness_gate.errors import HarnessGateError
-from harness_gate.findings import Finding, finding
+from harness_gate.findings import Finding, Severity, finding
 from harness_gate.report import Report
 
 SHOWN_PATHS = 10
@@ -255,8 +255,16 @@ def state_freshness(
 
 
 def freshness_findings(
-    root: Path, snap: snapshot.Snapshot, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
+    root: Path,
+    snap: snapshot.Snapshot,
+    folder: plans.PlanFolder,
+    life: lifecycle.Lifecycle,
+    tree: str,
+    *,
+    accept: Callable[[str], bool] | None = None,
 ) -> list[Finding]:
+    """Why each required command's evidence is not fresh for `tree`. `accept` (a landed
+    range): a PASS for another tree it accepts is a warning, not a block."""
     fresh, problems = state_freshness(snap, folder, life, tree)
     rel = f"{folder.path}/evidence.jsonl"
     out = list(problems)
@@ -264,11 +272,15 @@ def freshness_findings(
         if f.fresh:
             continue
         message = f"`{f.command_id}`: {f.reason}"
+        severity = Severity.ERROR
         if f.reason == "tree-moved" and f.record is not None:
             message += f" ({_moved(root, f.record.tree, tree)})"
+            if accept is not None and f.record.status == "PASS" and accept(f.record.tree):
+                severity = Severity.WARNING
+                message += "; it passed on the pull request's tree, the merged tree was not verified"
         elif f.detail:
             message += f" ({f.detail})"
-        out.append(finding(evidence.REASON_CODES[f.reason], rel, message))
+        out.append(finding(evidence.REASON_CODES[f.reason], rel, message, severity=severity))
     return out
 
 

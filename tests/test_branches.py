@@ -270,3 +270,19 @@ def test_the_hook_in_a_shallow_clone_walks_no_further_than_its_cut(adopted: Repo
     # clone cannot show, is in question, as before the branch's commits were walked.
     assert res.returncode == 1, res.stdout
     assert {f["code"] for f in json.loads(res.stdout)["findings"]} == {"HG220", "HG202"}
+
+
+def test_a_base_branch_that_names_nothing_is_said_plainly(adopted: Repo) -> None:
+    adopted.write(".harness-gate.toml", 'artifacts_dir = "harness"\nbase_branch = "develop"\n')
+    adopted.git("add", "-A")
+    adopted.git("commit", "-qm", "configure a base that is not here", "--no-verify")
+    adopted.new_plan("p1")
+    adopted.approve(plan="p1")
+    adopted.write("src/a.py", "a = 1\n")
+    adopted.git("add", "-A")
+    res = adopted.cli("check", "--staged", "--format", "json")
+    doc = json.loads(res.output)
+    assert res.exit_code == 2
+    assert doc["error"]["code"] == "HG902" and "base_branch `develop` names no commit" in doc["error"]["message"]
+    adopted.git("branch", "develop")
+    assert adopted.cli("check", "--staged").exit_code == 0

@@ -118,9 +118,14 @@ def test_unapproved_stale_completed_and_paused_plans(gated: Repo) -> None:
         completion_md(gated, folder, psha, "001-review.md"),
     )
     gated.git("add", "-A")
-    assert staged(gated) == (1, [("HG209", f"{folder}/plan.md")])
+    assert staged(gated) == (0, [])  # the work and the Completion that ends it, together
+    gated.git("commit", "-qm", "work, and the plan completed")
+    gated.write("src/a.py", "a = 4\n")
+    gated.git("add", "-A")
+    assert staged(gated) == (1, [("HG209", f"{folder}/plan.md")])  # after its end: nothing more
+    gated.git("reset", "-q", "--hard", "HEAD~1")
+    gated.write("src/a.py", "a = 3\n")
     # paused instead of completed
-    (gated.path / folder / "002-completion.md").unlink()
     gated.write(
         f"{folder}/001-review.md",
         templates.review(

@@ -5,7 +5,6 @@ completion rule, a plan's whole life squashed into one commit, a cancelled plan'
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -157,12 +156,172 @@ def test_a_cancelled_plans_code_still_needs_a_review(repo: Repo) -> None:
 
 
 def test_a_stale_local_pick_never_widens(repo: Repo) -> None:
-    """The branch's pick names a plan that is not a candidate (another branch's, or ended):
-    it is ignored, never obeyed."""
-
-    setup_gated(repo, config=BOUNDARY_ONLY)
-    repo.git("config", "branch.main.harnessGatePlan", "ghost")
+    """Two open plans of this branch, and the pick names a third plan that governs nothing
+    here (another branch's, merged in, allowing the change): it is ignored, never obeyed."""
+    setup_gated(repo, config=BOUNDARY_ONLY)  # p1 (src/**), main's
+    repo.git("checkout", "-qb", "other")
+    repo.new_plan("wide", ("secret/**",))
+    repo.approve(plan="wide")
+    plain_commit(repo, "another branch's plan for secret/")
+    repo.git("checkout", "-q", "main")
+    repo.git("checkout", "-qb", "mine")
+    for plan_id, pattern in (("a", "docs/**"), ("b", "lib/**")):
+        repo.new_plan(plan_id, (pattern,))
+        repo.approve(plan=plan_id)
+    plain_commit(repo, "two plans of this branch")
+    repo.git("merge", "-q", "--no-edit", "--no-verify", "other")
+    repo.git("config", "branch.mine.harnessGatePlan", "wide")
     repo.write("secret/x", "y\n")
     repo.git("add", "-A")
-    assert check(repo, "--staged") == (1, [("HG101", "secret/x")])
-    subprocess.run(["git", "config", "--unset", "branch.main.harnessGatePlan"], cwd=repo.path, check=True)
+    code, found = check(repo, "--staged")
+    assert code == 1 and {c for c, _ in found} == {"HG101"}  # judged by a or b, never by the pick
+    assert check(repo, "--staged", "--plan", "wide")[0] == 0  # `wide` would have allowed it
+
+
+def test_an_open_plan_merged_in_from_another_branch_cannot_land(repo: Repo) -> None:
+    """Another branch's plan, approved and still open, merged into this pull request: it
+    would land open on the base and govern it. CI requires it ended too."""
+    setup_gated(repo, config='artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\n')
+    repo.git("checkout", "-qb", "alice")
+    repo.new_plan("app", ("src/**",))
+    repo.approve(plan="app")
+    plain_commit(repo, "alice's plan, no code yet")
+    repo.git("checkout", "-q", "main")
+    repo.git("checkout", "-qb", "mallory")
+    repo.new_plan("docs", ("docs/**",))
+    repo.approve(plan="docs")
+    plain_commit(repo, "mallory's plan")
+    repo.git("merge", "-q", "--no-edit", "--no-verify", "alice")
+    psha = plan_sha(repo, "harness/plans/docs")
+    repo.write("harness/plans/docs/001-review.md", review_md(psha, "PASS"))
+    repo.write("harness/plans/docs/002-completion.md", completion_md(repo, "harness/plans/docs", psha))
+    plain_commit(repo, "mallory completes her own plan")
+    code, found = check(repo, "--base", "main", "--stage", "ci")
+    assert (code, found) == (1, [("HG415", "harness/plans/app/plan.md")])
+
+
+def test_a_merge_with_the_other_branch_first_adopts_its_line(repo: Repo) -> None:
+    """Which line is a branch's own follows the first parents, and whoever merges picks the
+    order: with alice's branch as the first parent, her plan is the line's own. What that
+    plan then authorised still owes it all at CI: its completion, its evidence and a review
+    of the whole change (signed, with require_signed_reviews)."""
+    setup_gated(repo, config='artifacts_dir = "harness"\n', verify=f"{PY} -c pass")
+    repo.git("checkout", "-qb", "alice")
+    repo.new_plan("app", ("src/**",))
+    repo.approve(plan="app")
+    plain_commit(repo, "alice's plan")
+    repo.git("checkout", "-q", "main")
+    repo.git("checkout", "-qb", "mallory")
+    repo.new_plan("docs", ("docs/**",))
+    repo.approve(plan="docs")
+    plain_commit(repo, "mallory's plan")
+    repo.git("checkout", "-q", "--detach", "alice")
+    repo.git("merge", "-q", "--no-edit", "--no-verify", "mallory")
+    repo.git("branch", "-f", "mallory", "HEAD")
+    repo.git("checkout", "-q", "mallory")
+    repo.write("src/evil.py", "x = 1\n")
+    plain_commit(repo, "code under alice's plan")
+    assert check(repo, "--base", "main")[0] == 0  # the boundary alone: app is the line's own now
+    code, found = check(repo, "--base", "main", "--stage", "ci")
+    assert code == 1
+    assert {("HG415", "harness/plans/app/plan.md"), ("HG301", "harness/plans/app/evidence.jsonl"),
+            ("HG413", "harness/plans/app/plan.md")} <= set(found)  # fmt: skip
+
+
+def _landed_repo(repo: Repo, config: str) -> tuple[str, str]:
+    """A plan on main, verified and reviewed on tree X; main's tip before it is returned."""
+    setup_gated(repo, config=config, verify=f"{PY} -c pass")
+    before = rev(repo, "HEAD~1")  # before plan p1
+    repo.write("src/a.py", "a = 2\n")
+    plain_commit(repo, "X")
+    assert repo.cli("verify").exit_code == 0
+    assert repo.cli("review", "new", "--reviewer", "Rae").exit_code == 0
+    review = repo.path / "harness/plans/p1/001-review.md"
+    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
+    plain_commit(repo, "evidence and review of X")
+    return before, rev(repo, "HEAD")
+
+
+def test_landed_evidence_for_a_tree_the_plan_never_committed_blocks(repo: Repo) -> None:
+    """On a landed range, evidence for another tree than the head's is a warning only for a
+    tree the plan's own commits (or its counted review) name; a PASS recorded on a tree
+    that was never committed, for code pushed without evidence, blocks as anywhere."""
+    before, _ = _landed_repo(repo, 'artifacts_dir = "harness"\nreview_stages = []\ncompletion_stages = []\n')
+    assert check(repo, "--base", before, "--stage", "ci", "--landed") == (0, [])
+    repo.write("src/a.py", "a = 3\n")
+    assert repo.cli("verify").exit_code == 0  # evidence for a = 3, never committed as such
+    repo.write("src/a.py", "a = 4\n")
+    plain_commit(repo, "code committed with evidence for another tree")
+    code, found = check(repo, "--base", before, "--stage", "ci", "--landed")
+    assert (code, found) == (1, [("HG302", "harness/plans/p1/evidence.jsonl")])
+
+
+def test_landed_code_after_the_review_is_not_covered(repo: Repo) -> None:
+    """A plan left open (completion not required), reviewed, then more code under it: the
+    plan's stretch of the line reaches that code, so the review no longer covers it."""
+    before, _ = _landed_repo(repo, 'artifacts_dir = "harness"\ncompletion_stages = []\n')
+    assert check(repo, "--base", before, "--stage", "ci", "--landed") == (0, [])
+    repo.write("src/evil.py", "x = 1\n")
+    plain_commit(repo, "unreviewed")
+    code, found = check(repo, "--base", before, "--stage", "ci", "--landed")
+    assert code == 1 and ("HG413", "harness/plans/p1/001-review.md") in found
+
+
+def _complete(repo: Repo, plan_id: str) -> None:
+    folder = f"harness/plans/{plan_id}"
+    psha = plan_sha(repo, folder)
+    repo.write(f"{folder}/001-review.md", review_md(psha, "PASS"))
+    repo.write(f"{folder}/002-completion.md", completion_md(repo, folder, psha))
+
+
+def _squash(repo: Repo, branch: str) -> str:
+    """`git merge --squash` onto main and commit: main's tip before it is returned."""
+    repo.git("checkout", "-q", "main")
+    before = rev(repo, "HEAD")
+    repo.git("merge", "-q", "--squash", branch)
+    repo.git("commit", "-qm", f"{branch} (#1)", "--no-verify")
+    return before
+
+
+def test_a_squash_of_a_branch_that_used_two_plans(repo: Repo) -> None:
+    """Each commit of the branch was judged by one of its two plans; the squash no longer
+    says which path came from which commit: each path one of the two allows, and no path
+    neither allows."""
+    setup_gated(repo, config='artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\n')
+    repo.git("checkout", "-qb", "both")
+    for plan_id, pattern in (("docs", "docs/**"), ("lib", "lib/**")):
+        repo.new_plan(plan_id, (pattern,))
+        repo.approve(plan=plan_id)
+    plain_commit(repo, "two plans")
+    repo.git("config", "--unset", "branch.both.harnessGatePlan")
+    repo.write("docs/x.md", "x\n")
+    plain_commit(repo, "docs")
+    repo.write("lib/y.py", "y = 1\n")
+    plain_commit(repo, "lib")
+    _complete(repo, "docs")
+    _complete(repo, "lib")
+    plain_commit(repo, "both completed")
+    assert check(repo, "--base", "main", "--stage", "ci") == (0, [])
+    before = _squash(repo, "both")
+    assert check(repo, "--base", before, "--stage", "ci", "--landed") == (0, [])
+    repo.git("reset", "-q", "--hard", before)  # and the same squash with a path neither allows
+    repo.git("merge", "-q", "--squash", "both")
+    repo.write("secret/x", "z\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "squash plus more", "--no-verify")
+    code, found = check(repo, "--base", before, "--stage", "ci", "--landed")
+    assert code == 1 and ("HG101", "secret/x") in found
+
+
+def test_a_squash_of_work_under_the_bases_open_plan(repo: Repo) -> None:
+    """The solo flow: a plan open on main, a branch works under it and completes it; the
+    squash holds the work and the plan's end together, judged by its final policy."""
+    setup_gated(repo, config='artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\n')
+    repo.git("checkout", "-qb", "work")
+    repo.write("src/a.py", "a = 2\n")
+    plain_commit(repo, "work under main's p1")
+    _complete(repo, "p1")
+    plain_commit(repo, "complete p1")
+    assert check(repo, "--base", "main", "--stage", "ci") == (0, [])
+    before = _squash(repo, "work")
+    assert check(repo, "--base", before, "--stage", "ci", "--landed") == (0, [])

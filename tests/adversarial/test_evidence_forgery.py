@@ -246,9 +246,7 @@ def test_completion_without_a_passing_review(reviewed: Repo) -> None:
         ),
     )
     reviewed.git("add", "-A")
-    # A folder holding a Completion governs nothing: the code finds no plan, and the
-    # Completion itself is refused.
-    assert ci(reviewed) == (1, [("HG209", f"{FOLDER}/plan.md"), ("HG405", completion)])
+    assert ci(reviewed) == (1, [("HG405", completion), ("HG414", REVIEW)])
 
 
 # -- the git environment of verified commands ----------------------------------------------
