@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -62,14 +63,24 @@ class Clone:
 
 
 class Team:
-    """An origin with harness-gate adopted on main, and clones of it."""
+    """An origin with harness-gate adopted on main, clones of it for two developers (the
+    hooks installed) and for GitHub's own merges (no hooks run on the server)."""
+
+    DEVELOPERS = ("alice", "bob")
 
     def __init__(self, root: Path, runner_temp: Path) -> None:
         self.root = root
         self.runner_temp = runner_temp
         self.origin = root / "origin.git"
-        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(self.origin)], check=True)
-        founder = self.clone("founder")
+        self.github = Clone(root / "github")
+
+    @classmethod
+    def build(cls, root: Path) -> None:
+        """The team's repositories, from scratch (once per test session: `team` copies them)."""
+        origin = root / "origin.git"
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
+        team = cls(root, root)
+        founder = team.clone("founder")
         founder.write("README.md", "# app\n")
         founder.write(".gitignore", "__pycache__/\n")
         founder.write("src/app.py", "def hello():\n    return 'hello'\n")
@@ -79,7 +90,15 @@ class Team:
         founder.write(".pre-commit-config.yaml", HOOKS)
         founder.commit("adopt harness-gate")  # a plain clone: no hook installed yet
         founder.git("push", "-q", "origin", "main")
-        self.github = self.clone("github")  # GitHub's own merges: no hooks run on the server
+        team.clone("github")
+        for name in cls.DEVELOPERS:
+            team.clone(name).run(PY, "-m", "pre_commit", "install")
+
+    def moved_from(self, template: Path) -> None:
+        """This team's copy of the repositories `build` made under `template`."""
+        shutil.copytree(template, self.root, symlinks=True)
+        for name in ("github", *self.DEVELOPERS):
+            Clone(self.root / name).git("remote", "set-url", "origin", str(self.origin))
 
     def clone(self, name: str) -> Clone:
         path = self.root / name
@@ -87,9 +106,9 @@ class Team:
         return Clone(path)
 
     def developer(self, name: str) -> Clone:
-        dev = self.clone(name)
-        dev.run(PY, "-m", "pre_commit", "install")
-        return dev
+        """A developer's clone with the hooks `init` configured installed (`pre-commit install`)."""
+        assert name in self.DEVELOPERS
+        return Clone(self.root / name)
 
     def main(self) -> str:
         out = subprocess.run(["git", "rev-parse", "main"], cwd=self.origin, capture_output=True, text=True, check=True)
@@ -146,10 +165,29 @@ class Team:
         gh.git("push", "-q", "origin", branch)
 
 
+@pytest.fixture(scope="session")
+def team_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The team's repositories, built once: each test works on a copy of its own."""
+    root = tmp_path_factory.mktemp("team-template") / "team"
+    with pytest.MonkeyPatch.context() as m:
+        _pre_commit_home(m, tmp_path_factory)
+        Team.build(root)
+    return root
+
+
+def _pre_commit_home(m: pytest.MonkeyPatch, factory: pytest.TempPathFactory) -> None:
+    m.setenv("PRE_COMMIT_HOME", str(factory.getbasetemp() / "pre-commit-home"))
+
+
 @pytest.fixture
-def team(tmp_path: Path, runner_temp: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Team]:
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
-    yield Team(tmp_path / "team", runner_temp)
+def team(
+    tmp_path: Path, runner_temp: Path, team_template: Path, tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Team]:  # fmt: skip
+    _pre_commit_home(monkeypatch, tmp_path_factory)
+    team = Team(tmp_path / "team", runner_temp)
+    team.moved_from(team_template)
+    yield team
 
 
 # -- what a developer types -------------------------------------------------------------------
