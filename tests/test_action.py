@@ -17,6 +17,8 @@ from harness_gate.report import Report
 from tests.github_runner import ACTION, run_action
 from tests.helpers import Repo
 
+pytestmark = pytest.mark.slow  # installs the Action once per session, runs real repositories through it
+
 ZERO = "0" * 40
 
 

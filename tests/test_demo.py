@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # the whole lifecycle, end to end
+
 
 def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     res = subprocess.run([sys.executable, "-m", "harness_gate", "demo"], cwd=tmp_path, capture_output=True, check=False)

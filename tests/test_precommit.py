@@ -11,6 +11,8 @@ import pytest
 from harness_gate.commands import PRE_COMMIT_SNIPPET
 from tests.helpers import Repo
 
+pytestmark = pytest.mark.slow  # the real pre-commit framework, try-repo installs this checkout
+
 PROJECT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 

@@ -36,6 +36,8 @@ from hypothesis import strategies as st
 
 from harness_gate import boundary
 
+pytestmark = pytest.mark.slow  # property-based fuzzing against git
+
 ROOT = "harness"  # the artifacts root the patterns are validated against
 
 

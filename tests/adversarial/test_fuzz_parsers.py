@@ -71,6 +71,8 @@ from harness_gate.errors import ConfigError
 from harness_gate.findings import RULES
 from tests import helpers
 
+pytestmark = pytest.mark.slow  # property-based fuzzing
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
