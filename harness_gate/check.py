@@ -23,15 +23,15 @@ from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
 from harness_gate import branches, cache, gate, git, governance, history, lifecycle, plans, snapshot, trust
 from harness_gate import config as config_mod
+from harness_gate import report as report_mod
 from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.errors import ConfigError, HarnessGateError
 from harness_gate.findings import Finding, Severity, finding
-from harness_gate.report import Report
+from harness_gate.report import INACTIVE, Report
 
 if TYPE_CHECKING:
     from harness_gate.review import Counted
 
-INACTIVE = "harness-gate: inactive (no artifacts root and no configuration); nothing to check"
 ADOPTING = "harness-gate: a repository's first commit adopts harness-gate and is not judged"
 
 
@@ -663,7 +663,7 @@ def run_explain(cwd: Path, paths: Sequence[str], plan_id: str | None) -> Report:
     new = snapshot.from_index(root, cfg)
     trusted = snapshot.from_commit(root, head, cfg) if head else new
     if not _active(cfg, trusted):
-        return Report("explain", data={"active": False}, lines=(INACTIVE,))
+        return report_mod.inactive("explain")
     others: tuple[str, ...] = ()
     if plan_id is None:
         origins = branches.locally(root, cfg, [head] if head else [], frozenset(governance.present(new)))

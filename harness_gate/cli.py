@@ -108,6 +108,42 @@ def plan_new(
     )
 
 
+@plan.command("amend")
+@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
+@click.option("--objective", help="A new objective.")
+@click.option("--add-boundary", multiple=True, metavar="PATTERN", help="Add a write-boundary pattern (repeatable).")
+@click.option("--remove-boundary", multiple=True, metavar="PATTERN", help="Remove a pattern (repeatable).")
+@click.option("--add-verify", multiple=True, metavar="ID=COMMAND", help="Add a required command (repeatable).")
+@click.option("--remove-verify", multiple=True, metavar="ID", help="Remove a required command (repeatable).")
+@click.option(
+    "--timeout", type=click.IntRange(1, 86400), default=600, show_default=True, help="Seconds, for --add-verify."
+)
+@click.option("--why", help="Why the objective changes (its delta's summary).")
+@format_option
+def plan_amend(
+    plan_id: str | None,
+    objective: str | None,
+    add_boundary: Sequence[str],
+    remove_boundary: Sequence[str],
+    add_verify: Sequence[str],
+    remove_verify: Sequence[str],
+    timeout: int,
+    why: str | None,
+    fmt: str,
+) -> None:
+    """Write a Plan Amendment (boundary, commands, objective) for `approve`."""
+    from harness_gate import commands  # noqa: PLC0415
+
+    _run(
+        "plan amend",
+        fmt,
+        lambda: commands.plan_amend(
+            Path.cwd(), plan_id, objective=objective, add_boundary=add_boundary, remove_boundary=remove_boundary,
+            add_verify=add_verify, remove_verify=remove_verify, timeout=timeout, why=why,
+        ),
+    )  # fmt: skip
+
+
 @plan.command("use")
 @click.argument("plan_id")
 @format_option

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import stat
@@ -25,13 +26,13 @@ from harness_gate import (
     verification,
 )
 from harness_gate import config as config_mod
+from harness_gate import report as report_mod
+from harness_gate.artifacts.artifact import Artifact
 from harness_gate.artifacts.kinds import BY_SLUG, REPAIR_PLAN
 from harness_gate.artifacts.parse import parse_artifact
-from harness_gate.errors import HarnessGateError
-from harness_gate.findings import Finding, finding
+from harness_gate.errors import HarnessGateError, Refused
+from harness_gate.findings import Finding, Severity, finding
 from harness_gate.report import Report
-
-INACTIVE = "harness-gate: inactive (no artifacts root and no configuration); nothing to check"
 
 
 def usage(message: str, hint: str = "") -> HarnessGateError:
@@ -52,7 +53,7 @@ def lint(cwd: Path, files: Sequence[str]) -> Report:
     snap = snapshot.from_worktree(root)
     if not files:
         if not snap.active:
-            return Report("lint", data={"active": False}, lines=(INACTIVE,))
+            return report_mod.inactive("lint")
         return Report("lint", tuple(_lint_all(snap)))
     found: list[Finding] = []
     folders: set[str] = set()
@@ -138,7 +139,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
     root = git.toplevel(cwd)
     snap = snapshot.from_worktree(root)
     if not snap.active:
-        return Report("status", data={"active": False}, lines=(INACTIVE,))
+        return report_mod.inactive("status")
     found: list[Finding] = []
     try:
         plan_id = verification.plan_id_for(snap, plan_id)
@@ -148,6 +149,8 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         line = f"plan:       none chosen: {exc.message}"
         return Report("status", (), {"active": True, "plan": None}, lines=(line, f"next:       {exc.hint}"))
     folder = plans.load(snap, plan_id)
+    if plan_id not in plans.plan_ids(snap):
+        raise usage(f"there is no plan `{plan_id}` here ({snap.artifacts_dir}/plans/{plan_id}/ is missing)")
     life = lifecycle.replay(folder)
     found.extend(folder.findings)
     found.extend(life.findings)
@@ -159,10 +162,11 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         tree = verification.fingerprint_worktree(root, snap.config)
         fresh, problems = verification.state_freshness(snap, folder, life, tree)
         found.extend(problems)
-    next_step = life.next_step
-    if life.state is lifecycle.State.COMPLETED and any(not f.fresh for f in fresh):
-        # An update from the base (or any later change) left the completed plan's code unverified.
-        next_step = "harness-gate verify, then commit its evidence: the tree changed since the plan completed"
+        if life.state not in lifecycle.ENDED:
+            found.extend(verification.untracked_warning(root, snap.config, f"{folder.path}/evidence.jsonl"))
+    next_step = _next_step(snap, folder, life, fresh)
+    # status informs, it never blocks: what it finds is what `lint` and `check` would say.
+    found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
     data: dict[str, Any] = {
         "active": True,
         "plan": plan_id,
@@ -197,6 +201,35 @@ def status(cwd: Path, plan_id: str | None) -> Report:
     if unstaged:
         lines.append("not staged: " + ", ".join(unstaged) + "  (the gate reads the index: git add them)")
     return Report("status", tuple(found), data, lines=tuple(lines))
+
+
+def _next_step(
+    snap: snapshot.Snapshot, folder: plans.PlanFolder, life: lifecycle.Lifecycle, fresh: Sequence[evidence.Freshness]
+) -> str:
+    """What to do next, from the lifecycle and what the folder holds right now."""
+    pending = _unfilled_review(snap, folder)
+    if pending is not None:
+        return f"a clean-context reviewer fills in {pending}: Scope Reviewed, Findings and Verdict; then commit it"
+    stale = [f.command_id for f in fresh if not f.fresh]
+    if life.state is lifecycle.State.COMPLETED and stale:
+        # An update from the base (or any later change) left the completed plan's code unverified.
+        return "harness-gate verify, then commit its evidence: the tree changed since the plan completed"
+    if life.state is lifecycle.State.EXECUTING and fresh and not stale:
+        return "ask for a clean-context review: harness-gate review new"
+    if life.state is lifecycle.State.EXECUTING:
+        return "do the work inside the write boundary and commit it; then harness-gate verify"
+    return life.next_step
+
+
+def _unfilled_review(snap: snapshot.Snapshot, folder: plans.PlanFolder) -> str | None:
+    """The newest review still holding `review new`'s placeholder verdict, if any."""
+    from harness_gate import review  # noqa: PLC0415
+
+    latest = folder.entries[-1] if folder.entries else None
+    if latest is None or latest.slug != "review" or latest.artifact is not None:
+        return None
+    data = snap.files.get(latest.path, b"")
+    return latest.path if review.VERDICT_PLACEHOLDER.encode() in data else None
 
 
 # -- init and plan new ---------------------------------------------------------------
@@ -337,6 +370,100 @@ def plan_new(
     )
 
 
+def plan_amend(
+    cwd: Path,
+    plan_id: str | None,
+    *,
+    objective: str | None,
+    add_boundary: Sequence[str],
+    remove_boundary: Sequence[str],
+    add_verify: Sequence[str],
+    remove_verify: Sequence[str],
+    timeout: int,
+    why: str | None,
+) -> Report:
+    """Write the next Plan Amendment: the plan's effective policy with these changes, its
+    deltas marked, bound to the plan and the amendment in force, ready for `approve`."""
+    root = git.toplevel(cwd)
+    snap = snapshot.from_worktree(root)
+    if not snap.active:
+        return report_mod.inactive("plan amend")
+    folder, life = verification.plan_for(snap, plan_id)
+    plan_md = f"{folder.path}/plan.md"
+    if life.state in lifecycle.ENDED:
+        raise Refused("HG411", plan_md, f"plan `{folder.plan_id}` is {life.state.value}: start a new plan instead")
+    if life.state is lifecycle.State.AWAITING_AMENDMENT:
+        raise Refused(
+            "HG407", plan_md, "an amendment is waiting for its approval", "Approve it first: harness-gate approve"
+        )
+    if life.policy is None or life.plan_sha256 is None:
+        raise Refused("HG201", plan_md, f"plan `{folder.plan_id}` does not parse")
+    policy = life.policy
+    source = next((e.artifact for e in folder.entries if e.path == policy.source), None) or folder.plan
+    assert source is not None  # noqa: S101  (a parsed plan: plan_for checked it)
+    boundary = [p for p in policy.boundary if p not in remove_boundary]
+    unknown = [p for p in remove_boundary if p not in policy.boundary]
+    if unknown:
+        raise usage(f"--remove-boundary {unknown[0]!r} is not in the boundary ({', '.join(policy.boundary) or 'None'})")
+    boundary += [p for p in dict.fromkeys(add_boundary) if p not in boundary]
+    current = list(policy.verification["required_commands"])
+    ids = {c["id"] for c in current}
+    gone = [i for i in remove_verify if i not in ids]
+    if gone:
+        raise usage(f"--remove-verify {gone[0]!r} is not a required command ({', '.join(sorted(ids))})")
+    commands = [c for c in current if c["id"] not in remove_verify]
+    for spec in add_verify:
+        added = parse_verify(spec, timeout)
+        if added["id"] in {c["id"] for c in commands}:
+            raise usage(f"--add-verify {spec!r}: `{added['id']}` is already required", "Remove it first to change it.")
+        commands.append(added)
+    new_objective = objective if objective is not None else source.value("Objective")
+
+    def delta(changed: bool, summary: str) -> dict[str, Any]:
+        return {"material": changed, "summary": summary if changed else "Unchanged."}
+
+    bounds = [f"adds {', '.join(add_boundary)}" if add_boundary else "", f"removes {', '.join(remove_boundary)}"
+              if remove_boundary else ""]  # fmt: skip
+    checks = [f"adds {', '.join(a.partition('=')[0] for a in add_verify)}" if add_verify else "",
+              f"removes {', '.join(remove_verify)}" if remove_verify else ""]  # fmt: skip
+    deltas = {
+        "objective": delta(new_objective != source.value("Objective"), why or "A new objective."),
+        "acceptance_criteria": delta(False, ""),
+        "scope": delta(False, ""),
+        "write_boundary": delta(boundary != list(policy.boundary), "; ".join(b for b in bounds if b)),
+        "verification": delta(commands != current, "; ".join(c for c in checks if c)),
+        "risk": delta(False, ""),
+    }
+    if not any(d["material"] for d in deltas.values()):
+        raise usage(
+            "nothing to amend", "Give --objective, --add-boundary, --remove-boundary, --add-verify or --remove-verify."
+        )
+    text = templates.amendment(
+        plan_sha256=life.plan_sha256,
+        amendment_sha256=life.amendment_sha256,
+        deltas=deltas,
+        objective=new_objective,
+        acceptance=[
+            line.removeprefix("- ") for line in source.value("Acceptance Criteria").splitlines() if line.strip()
+        ],
+        scope=source.value("Scope"),
+        boundary=boundary,
+        verification={"kind": policy.verification["kind"], "required_commands": commands},
+        unmodeled=policy.unmodeled_commands,
+        risks=source.value("Risks"),
+    )
+    rel = f"{folder.path}/{len(folder.entries) + 1:03d}-amendment.md"
+    art, problems = parse_artifact(rel, text.encode(), artifacts_dir=snap.artifacts_dir)
+    if art is None:
+        return Report("plan amend", tuple(problems), lines=("amendment not written: fix the options below",))
+    fsutil.write_atomic(root / rel, text.encode())
+    changed = [f"  {name}: {d['summary']}" for name, d in deltas.items() if d["material"]]
+    return Report("plan amend", data={"plan": folder.plan_id, "path": rel, "sha256": art.sha256}, lines=(
+        f"wrote {rel} (sha256 {art.sha256})", *changed,
+        "next: review it, then `harness-gate approve` (the plan keeps its policy until then)",
+    ))  # fmt: skip
+
+
 def plan_use(cwd: Path, plan_id: str) -> Report:
     """Pick the plan this branch's local commands and hook use when it has several open."""
     root = git.toplevel(cwd)
@@ -360,7 +487,7 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     root = git.toplevel(cwd)
     snap = snapshot.from_worktree(root)
     if not snap.active:
-        return Report("approve", data={"active": False}, lines=(INACTIVE,))
+        return report_mod.inactive("approve")
     plan_id = verification.plan_id_for(snap, plan_id)
     folder = plans.load(snap, plan_id)
     target = _approval_target(folder, artifact, cwd, root)
@@ -407,6 +534,7 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
             f"the git identity {approver!r} holds characters an approval record cannot carry",
             "Set a plain `git config user.name` and `user.email`.",
         )
+    out.write("".join(f"{line}\n" for line in _what_is_approved(art)))
     out.write(f"artifact: {path}\nsha256:   {art.sha256}\napprover: {approver}\n{art.kind.gate} ")
     out.flush()
     if tty:
@@ -453,6 +581,41 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
             f"recorded in {folder.path}/approvals.jsonl; commit it with the artifact",
         ),
     )
+
+
+def _what_is_approved(art: Artifact) -> list[str]:
+    """What a `y` approves, said before the hash: a human approves an objective, a boundary
+    and commands (or an amendment's changes, a resume's rounds), not a hash."""
+
+    def commands(strategy: dict[str, Any]) -> list[str]:
+        return [f"  {c['id']}: {c['command']}  (timeout {c['timeout_seconds']}s{', shell' if c.get('shell') else ''})"
+                for c in strategy["required_commands"]]  # fmt: skip
+
+    def patterns(items: Sequence[str]) -> list[str]:
+        return [f"  {p}" for p in items] or ["  None (no path outside the artifacts root may change)"]
+
+    title = art.kind.title
+    if title == "Plan":
+        return [
+            f"objective: {art.value('Objective')}",
+            "write boundary:", *patterns(art.value("Write Boundary")),
+            "verification commands:", *commands(art.value("Verification Strategy")),
+            *(["commands whose writes cannot be modeled:", *(f"  {c}" for c in art.value("Unmodeled Commands"))]
+              if art.value("Unmodeled Commands") else []),
+            "",
+        ]  # fmt: skip
+    if title == "Plan Amendment":
+        changed = [f"  {name}: {d['summary']}" for name, d in art.value("Deltas").items() if d["material"]]
+        return [
+            "changes (material):", *changed,
+            f"objective: {art.value('Objective')}",
+            "write boundary (complete, as amended):", *patterns(art.value("Write Boundary")),
+            "verification commands (as amended):", *commands(art.value("Verification Strategy")),
+            "",
+        ]  # fmt: skip
+    if title == "Repair Resume":
+        return [f"additional repair rounds: {art.value('Additional Budget')['rounds']}", ""]
+    return []
 
 
 def _pending(stdin: BinaryIO) -> bytes:

@@ -34,6 +34,9 @@ class Config:
     # The branch work is merged into, for local commands (docs/workflows.md); None: the
     # remote's default branch, else main or master.
     base_branch: str | None = None
+    # Files the verify commands write and git does not track (reports, caches): left out of
+    # the work tree's fingerprint like ignored files. Boundary-dialect patterns.
+    verify_outputs: tuple[str, ...] = ()
     # Other harness formats (docs/formats.md): the ones switched off, and own path patterns.
     formats_disabled: tuple[str, ...] = ()
     format_paths: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -74,6 +77,11 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
                 boundary.validate(pattern, artifacts_dir)
             except boundary.PatternError as exc:
                 raise ConfigError(f"{where}: formats.{name}.paths: {pattern!r}: {exc}") from None
+    for pattern in table.get("verify_outputs", ()):
+        try:
+            boundary.validate(pattern, artifacts_dir)
+        except boundary.PatternError as exc:
+            raise ConfigError(f"{where}: verify_outputs: {pattern!r}: {exc}") from None
     if artifacts_dir.split("/")[0].lower() == ".git":
         raise ConfigError(f"{where}: artifacts_dir cannot be inside .git")
     return Config(
@@ -86,6 +94,7 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
         review_stages=tuple(table.get("review_stages", Config.review_stages)),
         completion_stages=tuple(table.get("completion_stages", Config.completion_stages)),
         base_branch=table.get("base_branch"),
+        verify_outputs=tuple(table.get("verify_outputs", ())),
         formats_disabled=tuple(sorted(n for n, t in formats.items() if t.get("enabled", True) is False)),
         format_paths=tuple(sorted((n, tuple(t["paths"])) for n, t in formats.items() if "paths" in t)),
         source=where,

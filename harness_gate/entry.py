@@ -55,11 +55,15 @@ def emit(report: Report, fmt: str) -> None:
 
 def run(name: str, fmt: str, body: Callable[[], Report]) -> NoReturn:
     """Run one command's body, show its report, and exit with its code."""
-    from harness_gate.errors import HarnessGateError  # noqa: PLC0415
+    from harness_gate.errors import HarnessGateError, Refused  # noqa: PLC0415
     from harness_gate.report import Report  # noqa: PLC0415
 
     try:
         report = body()
+    except Refused as exc:  # the refusal contract: one finding, exit 1, nothing written
+        from harness_gate.findings import finding  # noqa: PLC0415
+
+        report = Report(name, (finding(exc.code, exc.path, exc.message, hint=exc.hint or None),))
     except HarnessGateError as exc:
         report = Report(name, error=exc)
     except KeyboardInterrupt:
@@ -75,7 +79,13 @@ def run(name: str, fmt: str, body: Callable[[], Report]) -> NoReturn:
         )
     try:
         emit(report, fmt)
-    except OSError as exc:  # a closed pipe or a full disk: the verdict cannot be shown
+    except BrokenPipeError:
+        # The reader stopped reading (`harness-gate status | head -3`): what it read is what
+        # it wanted. Nothing more is written, and the verdict stands.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(report.exit_code)
+    except OSError as exc:  # a full disk: the verdict cannot be shown
         with contextlib.suppress(OSError):
             sys.stderr.write(f"harness-gate: cannot write the report: {exc}\n")
         sys.exit(2)

@@ -1,4 +1,4 @@
-"""Errors that stop a command (exit 2). Per-file problems are findings instead."""
+"""Errors that stop a command (exit 2), and refusals (exit 1). Per-file problems are findings."""
 
 from __future__ import annotations
 
@@ -13,6 +13,16 @@ class HarnessGateError(Exception):
         self.code = code
         self.message = message
         self.hint = hint or (RULES[code].hint if code in RULES else "")
+
+
+class Refused(HarnessGateError):
+    """An authoring command that cannot do what was asked in the plan's current state (no
+    plan, a precondition not met): it writes nothing and reports one finding, exit 1. Usage,
+    configuration, git and internal errors stay HarnessGateError, exit 2."""
+
+    def __init__(self, code: str, path: str, message: str, hint: str = "") -> None:
+        super().__init__(code, message, hint)
+        self.path = path
 
 
 class GitError(HarnessGateError):

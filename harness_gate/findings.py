@@ -44,7 +44,11 @@ def _rules(*rules: Rule) -> dict[str, Rule]:
 # checked against it by the test-suite so the two cannot drift apart.
 RULES: dict[str, Rule] = _rules(
     # HG1xx: the write boundary
-    Rule("HG101", "path outside the write boundary", "Keep the change inside the plan's boundary, or amend the plan."),
+    Rule(
+        "HG101",
+        "path outside the write boundary",
+        "Keep the change inside the boundary, or amend the plan: harness-gate plan amend --add-boundary PATTERN.",
+    ),
     Rule(
         "HG102",
         "protected path not listed exactly",
@@ -172,6 +176,19 @@ RULES: dict[str, Rule] = _rules(
         "HG308",
         "the index hides edits",
         "Clear assume-unchanged / skip-worktree (`git update-index --no-assume-unchanged --no-skip-worktree`).",
+    ),
+    Rule(
+        "HG309",
+        "a verify command changed the work tree",
+        "A file the command writes and git should not track: ignore it (`.gitignore`, which the plan must list "
+        "exactly; or `.git/info/exclude`, this clone only), or name it in `verify_outputs` (docs/config.md). A tracked "
+        "file the command changes: make the command leave it alone.",
+    ),
+    Rule(
+        "HG310",
+        "untracked files in the verified tree",
+        "The evidence speaks of them, and the commit will not hold them unless you add them: commit them, ignore them, "
+        "or name them in `verify_outputs`.",
     ),
     # HG4xx: review and lifecycle
     Rule("HG401", "illegal lifecycle sequence", "See docs/lifecycle.md for the allowed order of artifacts."),

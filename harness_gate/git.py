@@ -838,17 +838,29 @@ def _filters_off(root: Path) -> dict[str, str]:
     return env
 
 
-def worktree_tree(root: Path, exclude: str | None = None) -> str:
+def _worktree_spec(exclude: str | None, outputs: Sequence[str]) -> list[str]:
+    spec = [":/"]
+    if exclude:
+        spec.append(f":(top,exclude,literal){exclude}")
+    return [*spec, *(f":(top,exclude,glob){pattern}" for pattern in outputs)]
+
+
+def worktree_tree(root: Path, exclude: str | None = None, outputs: Sequence[str] = ()) -> str:
     """The tree of the work tree: tracked files as they are on disk, plus untracked files
     that are not ignored, as `git add -A` would stage them with every filter driver off
     (Git LFS's standard one aside, see `_filters_off`). `exclude` (a directory) is left as
-    the index has it: its files are not even read."""
+    the index has it: its files are not even read. Untracked files matching `outputs`
+    (boundary-dialect patterns) are left out like ignored ones; tracked ones never are."""
     no_filters = _filters_off(root)
 
     def work(env: dict[str, str]) -> str:
         env = {**env, **no_filters}
-        spec = [":/", f":(top,exclude,literal){exclude}"] if exclude else [":/"]
+        spec = _worktree_spec(exclude, outputs)
         run(["add", "-A", "--", *spec], cwd=root, env=env)
+        if outputs:
+            # What the excluding pathspecs held back from tracked files comes in: only
+            # untracked outputs are left out.
+            run(["add", "-u", "--", *(f":(top,glob){pattern}" for pattern in outputs)], cwd=root, env=env)
         if no_filters:
             # A file staged through its filter keeps the filtered blob while its stat data
             # matches the index entry: re-read every tracked file, with the filters off.
@@ -856,6 +868,29 @@ def worktree_tree(root: Path, exclude: str | None = None) -> str:
         return run(["write-tree"], cwd=root, env=env).decode().strip()
 
     return _with_index_copy(root, work)
+
+
+def untracked_files(root: Path, exclude: str | None = None, outputs: Sequence[str] = ()) -> list[str]:
+    """Untracked files that are not ignored (nor outputs): the work tree's fingerprint holds
+    them, though nobody may mean to commit them."""
+    out = run(["ls-files", "--others", "--exclude-standard", "-z", "--", *_worktree_spec(exclude, outputs)], cwd=root)
+    return [os.fsdecode(p) for p in _terminated(out, "ls-files").split(b"\0") if p]
+
+
+def tracked_files(root: Path, paths: Sequence[str]) -> set[str]:
+    """Which of `paths` the index tracks."""
+    if not paths:
+        return set()
+    out = run(["ls-files", "-z", "--", *(f":(top,literal){p}" for p in paths)], cwd=root)
+    return {os.fsdecode(p) for p in _terminated(out, "ls-files").split(b"\0") if p}
+
+
+def changes_between(root: Path, old_tree: str, new_tree: str) -> list[tuple[str, str]]:
+    """(status letter, path) of every path that differs between two trees."""
+    out = run(["diff-tree", "-r", "-z", "--name-status", "--no-renames", "--ignore-submodules=none", old_tree,
+               new_tree, "--"], cwd=root)  # fmt: skip
+    tokens = [t for t in _terminated(out, "diff-tree").split(b"\0") if t]
+    return [(tokens[i].decode("ascii", "replace"), os.fsdecode(tokens[i + 1])) for i in range(0, len(tokens) - 1, 2)]
 
 
 def hidden_edits(root: Path) -> list[str]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from harness_gate import lifecycle, plans
 from harness_gate.branches import Origins
-from harness_gate.errors import HarnessGateError
+from harness_gate.errors import HarnessGateError, Refused
 from harness_gate.snapshot import Snapshot, plans_in
 
 _COMPLETION = re.compile(r"[0-9]{3}-completion\.md\Z")
@@ -132,8 +132,9 @@ def for_command(
             f"more than one plan could be meant: {', '.join(found)}",
             "Name it with --plan ID, or pick it for this branch: `harness-gate plan use ID`.",
         )
-    raise HarnessGateError(
+    raise Refused(
         "HG201",
+        f"{snap.artifacts_dir}/plans",
         "no plan of this branch is open" if here else "there is no plan yet",
         "Start one: `harness-gate plan new ID --objective ... --boundary ... --verify ID=COMMAND`.",
     )

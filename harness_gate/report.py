@@ -12,6 +12,7 @@ from harness_gate.errors import HarnessGateError
 from harness_gate.findings import RULES, Finding, Severity
 
 REPORT_SCHEMA = "harness-gate.report/v1"
+INACTIVE = "harness-gate: inactive (no artifacts root and no configuration); nothing to check"
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,11 @@ class Report:
     @property
     def result(self) -> str:
         return {0: "pass", 1: "blocked", 2: "error"}[self.exit_code]
+
+
+def inactive(command: str) -> Report:
+    """What every command answers in a repository that has not adopted harness-gate: exit 0."""
+    return Report(command, data={"active": False}, lines=(INACTIVE,))
 
 
 # The order a fixer works in: paths that can never pass, then missing authority, then
@@ -109,7 +115,9 @@ def write_text(report: Report, stream: TextIO, *, color: bool) -> None:
         stream.write(f"{paint('error', 'red')} {report.error.code}: {safe(report.error.message)}\n")
         if report.error.hint:
             stream.write(f"    hint: {safe(report.error.hint)}\n")
-    elif report.data.get("active") is not False and (report.findings or report.command in ("lint", "check")):
+    elif report.data.get("active") is not False and (
+        report.command in ("lint", "check") or any(f.blocks for f in report.findings)
+    ):
         n = sum(f.blocks for f in report.findings)
         verdict = paint("blocked", "red") if n else paint("passed", "green")
         stream.write(f"harness-gate {report.command}: {verdict} ({n} blocking finding{'s' * (n != 1)})\n")

@@ -15,9 +15,9 @@ from typing import Any, NamedTuple
 from harness_gate import changes, fsutil, git, lifecycle, plans, snapshot, templates, verification
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.config import Config
-from harness_gate.errors import HarnessGateError
+from harness_gate.errors import Refused
 from harness_gate.findings import Finding, finding
-from harness_gate.report import Report
+from harness_gate.report import Report, inactive
 
 VERDICT_PLACEHOLDER = "FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED"
 PASSING = ("PASS", "PASS_WITH_NOTES")
@@ -34,9 +34,10 @@ def _fresh_evidence(
     stale = [f for f in fresh if not f.fresh]
     if problems or stale:
         why = problems[0].message if problems else ", ".join(f"`{f.command_id}`: {f.reason}" for f in stale)
-        raise HarnessGateError(
-            "HG301", f"evidence is not fresh for this tree ({why})", "Run `harness-gate verify` first."
-        )
+        raise Refused(
+            "HG301", f"{folder.path}/evidence.jsonl", f"evidence is not fresh for this tree ({why})",
+            "Run `harness-gate verify` first.",
+        )  # fmt: skip
     return [{"command_id": f.command_id, "record_sha256": f.record.sha256} for f in fresh if f.record is not None]
 
 
@@ -56,9 +57,11 @@ def branch_change(root: Path, cfg: Config, tree: str) -> dict[str, str] | None:
 def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
     root = git.toplevel(cwd)
     snap = snapshot.from_worktree(root)
+    if not snap.active:
+        return inactive("review new")
     folder, life = verification.plan_for(snap, plan_id)
     if life.state is lifecycle.State.CANCELLED:
-        raise HarnessGateError("HG411", f"plan `{folder.plan_id}` is cancelled")
+        raise Refused("HG411", f"{folder.path}/plan.md", f"plan `{folder.plan_id}` is cancelled")
     tree = verification.fingerprint_worktree(root, snap.config)
     refs = _fresh_evidence(root, snap, folder, life, tree)
     assert life.plan_sha256 is not None  # noqa: S101  (_plan checked it)
@@ -90,25 +93,33 @@ def latest_review(folder: plans.PlanFolder) -> tuple[str, Artifact] | None:
 def complete(cwd: Path, plan_id: str | None, summary: str | None, *, cancel: bool = False) -> Report:
     root = git.toplevel(cwd)
     snap = snapshot.from_worktree(root)
+    if not snap.active:
+        return inactive("complete")
     folder, life = verification.plan_for(snap, plan_id)
     if life.state in lifecycle.ENDED:
-        raise HarnessGateError("HG411", f"plan `{folder.plan_id}` is already {life.state.value}")
+        raise Refused("HG411", f"{folder.path}/plan.md", f"plan `{folder.plan_id}` is already {life.state.value}")
     if cancel:
         return _cancel(root, snap, folder, life, summary)
     if life.findings or folder.findings:
         first = (*folder.findings, *life.findings)[0]
-        raise HarnessGateError(first.code, f"the plan folder has findings: {first.message}", "Run `harness-gate lint`.")
+        raise Refused(
+            first.code, first.path, f"the plan folder has findings: {first.message}", "Run `harness-gate lint`."
+        )
     latest = latest_review(folder)
     if life.state is not lifecycle.State.REVIEWING or latest is None:
-        raise HarnessGateError(
-            "HG405", f"plan `{folder.plan_id}` is {life.state.value}: completion needs a PASS or PASS_WITH_NOTES review"
-        )
+        raise Refused(
+            "HG405", f"{folder.path}/plan.md",
+            f"plan `{folder.plan_id}` is {life.state.value}: completion needs a PASS or PASS_WITH_NOTES review",
+            "Ask for a review first: `harness-gate review new`, and have the reviewer fill it in.",
+        )  # fmt: skip
     name, review = latest
     tree = verification.fingerprint_worktree(root, snap.config)
     if review.value("Binding")["tree"] != tree:
-        raise HarnessGateError(
-            "HG413", f"{name} reviewed tree {review.value('Binding')['tree'][:12]}, the work tree is {tree[:12]}"
-        )
+        raise Refused(
+            "HG413", f"{folder.path}/{name}",
+            f"{name} reviewed tree {review.value('Binding')['tree'][:12]}, the work tree is {tree[:12]}",
+            "The files changed after the review: `harness-gate verify`, then `harness-gate review new`.",
+        )  # fmt: skip
     refs = _fresh_evidence(root, snap, folder, life, tree)
     assert life.plan_sha256 is not None  # noqa: S101
     text = templates.completion(

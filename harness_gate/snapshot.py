@@ -196,6 +196,7 @@ def config_of(read: Mapping[str, bytes]) -> config_mod.Config:
                 "evidence_stages": tuple(doc["evidence_stages"]),
                 "review_stages": tuple(doc["review_stages"]),
                 "completion_stages": tuple(doc["completion_stages"]),
+                "verify_outputs": tuple(doc["verify_outputs"]),
                 "formats_disabled": tuple(doc["formats_disabled"]),
                 "format_paths": tuple((n, tuple(p)) for n, p in doc["format_paths"]),
             }

@@ -16,9 +16,9 @@ from typing import Any
 
 from harness_gate import branches, evidence, fsutil, git, governance, lifecycle, plans, runner, snapshot
 from harness_gate.config import Config
-from harness_gate.errors import HarnessGateError
+from harness_gate.errors import HarnessGateError, Refused
 from harness_gate.findings import Finding, Severity, finding
-from harness_gate.report import Report
+from harness_gate.report import Report, inactive
 
 SHOWN_PATHS = 10
 
@@ -30,7 +30,37 @@ def _strip(root: Path, tree: str, cfg: Config) -> str:
 def fingerprint_worktree(root: Path, cfg: Config) -> str:
     # The artifacts root is removed from the fingerprint anyway: not staging it keeps a
     # long evidence log from being read at all.
-    return _strip(root, git.worktree_tree(root, cfg.artifacts_dir), cfg)
+    return _strip(root, git.worktree_tree(root, cfg.artifacts_dir, cfg.verify_outputs), cfg)
+
+
+SHOWN_FILES = 8
+
+
+def untracked_warning(root: Path, cfg: Config, path: str) -> list[Finding]:
+    """Untracked files that are not ignored are part of the work tree's fingerprint: the
+    evidence speaks of them, and of a tree the commit will not have unless they are added."""
+    found = git.untracked_files(root, cfg.artifacts_dir, cfg.verify_outputs)
+    if not found:
+        return []
+    shown = ", ".join(found[:SHOWN_FILES]) + (
+        f" and {len(found) - SHOWN_FILES} more" if len(found) > SHOWN_FILES else ""
+    )
+    return [finding(
+        "HG310", path, f"untracked files are part of the verified tree: {shown}", severity=Severity.WARNING,
+    )]  # fmt: skip
+
+
+def _what_changed(root: Path, before: str, after: str) -> str:
+    """The files a command created, changed or deleted, each with what git makes of it."""
+    changed = git.changes_between(root, before, after)
+    tracked = git.tracked_files(root, [path for _, path in changed])
+    words = {"A": "created", "D": "deleted", "M": "changed", "T": "changed"}
+    parts = [
+        f"{words.get(status[:1], 'changed')} {path} ({'tracked' if path in tracked else 'untracked, not ignored'})"
+        for status, path in changed[:SHOWN_FILES]
+    ]
+    more = f" and {len(changed) - SHOWN_FILES} more" if len(changed) > SHOWN_FILES else ""
+    return "; ".join(parts) + more
 
 
 def fingerprint_index(root: Path, cfg: Config) -> str:
@@ -77,7 +107,7 @@ def plan_for(snap: snapshot.Snapshot, plan_id: str | None) -> tuple[plans.PlanFo
     if folder.plan is None or life.policy is None or life.plan_sha256 is None:
         problems = [*folder.findings, *life.findings]
         what = problems[0].message if problems else "it does not parse"
-        raise HarnessGateError("HG201", f"plan `{plan_id}` cannot be verified: {what}")
+        raise Refused("HG201", f"{folder.path}/plan.md", f"plan `{plan_id}` cannot be used: {what}")
     return folder, life
 
 
@@ -94,18 +124,18 @@ def _log(root: Path, folder: plans.PlanFolder) -> Path:
 def _refuse_hidden(root: Path) -> None:
     dirty = git.dirty_submodules(root)
     if dirty:
-        raise HarnessGateError(
-            "HG308",
+        raise Refused(
+            "HG308", dirty[0],
             f"submodule(s) with uncommitted changes: {', '.join(dirty[:3])}; the fingerprint records only their commit",
             "Commit (or discard) the changes inside the submodule first.",
-        )
+        )  # fmt: skip
     hidden = git.hidden_edits(root)
     if hidden:
-        raise HarnessGateError(
-            "HG308",
+        raise Refused(
+            "HG308", hidden[0],
             f"the index hides edits to {len(hidden)} path(s) ({', '.join(hidden[:3])}): "
             "evidence would speak of a tree that is not on disk",
-        )
+        )  # fmt: skip
 
 
 def _run_and_record(
@@ -119,15 +149,17 @@ def _run_and_record(
     timeout: float,
     plan_sha256: str,
     policy: str,
-) -> tuple[str, evidence.Record]:
+) -> tuple[str, evidence.Record, str]:
     before = fingerprint_worktree(root, cfg)
     outcome = runner.run(command, shell=shell, timeout=timeout, cwd=root)
     after = fingerprint_worktree(root, cfg)
     status, output = outcome.status, outcome.output
+    changed = ""
     if after != before:
         # Evidence speaks of one tree; a command that rewrote the tree tested another.
         status = "FAIL" if status == "PASS" else status
-        output += "\n[harness-gate] the command changed the work tree: the evidence is not for the tree you commit"
+        changed = _what_changed(root, before, after)
+        output += f"\n[harness-gate] the command changed the work tree ({changed}): the evidence is not for it"
     exit_code = outcome.exit_code if status != "TIMEOUT" else None
     if status == "FAIL" and exit_code == 0:
         exit_code = 1  # recorded as a failure: a PASS record always carries exit code 0
@@ -148,7 +180,11 @@ def _run_and_record(
         raise HarnessGateError("HG903", f"cannot append to {log}: {exc}") from None
     rec, _ = evidence.parse_line(line[:-1].encode("utf-8"), 0)
     assert rec is not None  # noqa: S101  (record_line checked it)
-    return before, rec
+    return before, rec, changed
+
+
+def _changed_tree(folder: plans.PlanFolder, command_id: str, changed: str) -> Finding:
+    return finding("HG309", f"{folder.path}/evidence.jsonl", f"`{command_id}` changed the work tree: {changed}")
 
 
 def _check_log(root: Path, folder: plans.PlanFolder, snap: snapshot.Snapshot) -> None:
@@ -162,12 +198,14 @@ def _check_log(root: Path, folder: plans.PlanFolder, snap: snapshot.Snapshot) ->
     last = next(evidence.lines_from_file_end(path), b"")
     rec, why = evidence.parse_line(last, 0)
     if not ends or rec is None:
-        raise HarnessGateError("HG307", f"{rel} is invalid at its end ({why or 'no final newline'}); nothing appended")
+        raise Refused("HG307", rel, f"the log is invalid at its end ({why or 'no final newline'}); nothing appended")
 
 
 def verify(cwd: Path, plan_id: str | None, only: Sequence[str]) -> Report:
     root = git.toplevel(cwd)
     snap = snapshot.from_worktree(root)
+    if not snap.active:
+        return inactive("verify")
     folder, life = plan_for(snap, plan_id)
     _refuse_hidden(root)
     _check_log(root, folder, snap)
@@ -179,19 +217,21 @@ def verify(cwd: Path, plan_id: str | None, only: Sequence[str]) -> Report:
     assert life.policy is not None and life.plan_sha256 is not None  # noqa: S101
     policy = evidence.policy_hash(life.policy.verification)
     lines: list[str] = []
-    found: list[Finding] = []
     log = _log(root, folder)
+    found: list[Finding] = untracked_warning(root, snap.config, f"{folder.path}/evidence.jsonl")
     for cmd in commands:
         if only and cmd["id"] not in only:
             continue
-        tree, rec = _run_and_record(
+        tree, rec, changed = _run_and_record(
             root, snap.config, log, command_id=cmd["id"], command=cmd["command"], shell=cmd.get("shell", False),
             timeout=cmd["timeout_seconds"], plan_sha256=life.plan_sha256, policy=policy,
         )  # fmt: skip
         lines.append(
             f"{cmd['id']:16} {rec.status:7} {rec.duration_ms / 1000:.1f}s  tree {tree[:12]}  `{cmd['command']}`"
         )
-        if rec.status != "PASS":
+        if changed:
+            found.append(_changed_tree(folder, cmd["id"], changed))
+        elif rec.status != "PASS":
             code = "HG305" if rec.status == "FAIL" else "HG306"
             tail = rec.key_output.strip().splitlines()[-3:]
             found.append(finding(code, f"{folder.path}/evidence.jsonl", f"`{cmd['id']}`: {' | '.join(tail)[:300]}"))
@@ -204,6 +244,8 @@ def record(cwd: Path, plan_id: str | None, command_id: str, argv: Sequence[str],
         raise HarnessGateError("HG904", "give the command after `--`: harness-gate record -- CMD ARGS...")
     root = git.toplevel(cwd)
     snap = snapshot.from_worktree(root)
+    if not snap.active:
+        return inactive("record")
     folder, life = plan_for(snap, plan_id)
     if not evidence.ID_RE.match(command_id):
         raise HarnessGateError("HG904", f"--id {command_id!r} must match [a-z0-9][a-z0-9._-]{{0,63}}")
@@ -221,13 +263,15 @@ def record(cwd: Path, plan_id: str | None, command_id: str, argv: Sequence[str],
     _refuse_hidden(root)
     _check_log(root, folder, snap)
     assert life.policy is not None and life.plan_sha256 is not None  # noqa: S101
-    tree, rec = _run_and_record(
+    tree, rec, changed = _run_and_record(
         root, snap.config, _log(root, folder), command_id=command_id, command=command, shell=False,
         timeout=timeout, plan_sha256=life.plan_sha256, policy=evidence.policy_hash(life.policy.verification),
     )  # fmt: skip
     found = [] if rec.status == "PASS" else [finding(
         "HG305" if rec.status == "FAIL" else "HG306", f"{folder.path}/evidence.jsonl", f"`{command_id}`: {rec.status}"
     )]  # fmt: skip
+    if changed:
+        found = [_changed_tree(folder, command_id, changed)]
     return Report("record", tuple(found), {"plan": folder.plan_id}, lines=(
         f"{command_id} {rec.status} {rec.duration_ms / 1000:.1f}s tree {tree[:12]} `{command}`",
     ))  # fmt: skip

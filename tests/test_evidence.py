@@ -189,7 +189,7 @@ def test_hidden_edits_refuse_recording(planned: Repo) -> None:
     planned.git("update-index", "--assume-unchanged", "src/a.py")
     planned.write("src/a.py", "hidden\n")
     res = planned.cli("verify")
-    assert res.exit_code == 2
+    assert res.exit_code == 1  # a refusal: one finding, nothing written
     assert "HG308" in res.output
     assert not (planned.path / LOG).exists()
 
@@ -202,7 +202,7 @@ def test_record_adhoc(planned: Repo) -> None:
     assert rec["status"] == "PASS"
     assert "ok" in str(rec["key_output"])
     refused = planned.cli("record", "--id", "tests", "--", PY, "-c", "pass")
-    assert refused.exit_code == 2
+    assert refused.exit_code == 2  # a usage error: that id names a required command
 
 
 # -- bad input -----------------------------------------------------------------------------
@@ -248,7 +248,8 @@ def test_truncated_last_line(planned: Repo) -> None:
     res = planned.cli("lint")
     assert res.exit_code == 1
     assert "truncated" in res.output
-    assert planned.cli("verify").exit_code == 2  # never appends to a broken log
+    refused = planned.cli("verify")
+    assert refused.exit_code == 1 and "HG307" in refused.output  # never appends to a broken log
 
 
 def test_atomic_append_survives_a_kill(tmp_path: Path) -> None:
@@ -312,11 +313,11 @@ def test_ci_requires_a_fresh_passing_review(planned: Repo) -> None:
 
 def test_review_needs_fresh_evidence_and_complete_needs_a_review(planned: Repo) -> None:
     res = planned.cli("review", "new")
-    assert res.exit_code == 2
+    assert res.exit_code == 1  # refused: a finding, not an error
     assert "HG301" in res.output
     planned.cli("verify")
     res = planned.cli("complete")
-    assert res.exit_code == 2
+    assert res.exit_code == 1
     assert "HG405" in res.output
     planned.cli("review", "new")
     review = planned.path / FOLDER / "001-review.md"
@@ -422,7 +423,7 @@ def test_dirty_submodule_refuses_recording(planned: Repo, tmp_path: Path) -> Non
     planned.git("commit", "-qm", "vendor", "--no-verify")
     (planned.path / "src" / "vendor" / "lib.txt").write_text("patched\n")
     res = planned.cli("verify")
-    assert res.exit_code == 2
+    assert res.exit_code == 1
     assert "HG308" in res.output
 
 

@@ -340,7 +340,8 @@ def test_index_flags_do_not_hide_a_staged_change(gated: Repo, tmp_path: Path, fl
         assert proc.returncode == 1, proc.stderr
         assert b"HG101" in proc.stdout + proc.stderr
     assert rev(gated, "HEAD") == head
-    assert report(gated, "verify")["error"]["code"] == "HG308"  # and no evidence for a hidden edit
+    refused = report(gated, "verify")  # and no evidence for a hidden edit
+    assert refused["exit_code"] == 1 and [f["code"] for f in refused["findings"]] == ["HG308"]
 
 
 # -- odd kinds of change -----------------------------------------------------------------------
