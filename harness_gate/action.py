@@ -78,9 +78,15 @@ def resolve(root: Path, event: str, payload: dict[str, Any]) -> Plan:
         before = str(payload.get("before") or "")
         default = (payload.get("repository") or {}).get("default_branch") or "main"
         to_default = payload.get("ref") == f"refs/heads/{default}"
-        if not ZERO.match(before) and git.commit_exists(root, before):
-            # Also for a forced push: the commits of `after` that `before` did not have.
-            return Plan(_sha(before, "before"), after, event, landed=to_default)
+        if to_default and not ZERO.match(before) and git.commit_exists(root, before):
+            # What landed on the default branch (a forced push too): the commits of `after`
+            # that `before` did not have.
+            return Plan(_sha(before, "before"), after, event, landed=True)
+        if not to_default and not ZERO.match(before):
+            # Any other branch is judged as its pull request will be: against the default
+            # branch, never against its own previous tip (a weakening pushed first would
+            # otherwise become the base of the next push).
+            return _against_default(root, default, after)
         if not ZERO.match(before) and (git.is_shallow(root) or to_default):
             # The old tip is not here: too little history, or a rewritten default branch.
             raise HarnessGateError(
@@ -95,19 +101,25 @@ def resolve(root: Path, event: str, payload: dict[str, Any]) -> Plan:
                 "the first push of the default branch has no earlier state to compare with",
                 "Check it once with `harness-gate check --base <first commit>`; protect the branch with pull requests.",
             )
-        # A new branch, or one rewritten without its old tip fetched: its own commits are
-        # those the default branch does not have.
-        for ref in (f"refs/remotes/origin/{default}", f"refs/heads/{default}"):
-            if git.resolve(root, ref):
-                return Plan(ref, after, f"push (compared with {default})")
-        raise HarnessGateError(
-            "HG905",
-            f"cannot find the default branch `{default}` to compare this push with",
-            "Fetch the full history: `fetch-depth: 0` in actions/checkout.",
-        )
+        # A new branch: its own commits are those the default branch does not have.
+        return _against_default(root, default, after)
     if event == "workflow_dispatch":
         raise HarnessGateError("HG904", "workflow_dispatch needs the `base` input (and optionally `head`)")
     raise HarnessGateError("HG904", f"unsupported event `{event}`: use pull_request, push or merge_group")
+
+
+def _against_default(root: Path, default: str, after: str) -> Plan:
+    """A push to a branch other than the default one, judged like its pull request: every
+    commit the default branch does not have, with the default branch's configuration."""
+    for ref in (f"refs/remotes/origin/{default}", f"refs/heads/{default}"):
+        found = git.resolve(root, ref)
+        if found:
+            return Plan(found, after, f"push (compared with {default})")
+    raise HarnessGateError(
+        "HG905",
+        f"cannot find the default branch `{default}` to compare this push with",
+        "Fetch the full history: `fetch-depth: 0` in actions/checkout.",
+    )
 
 
 def run() -> Report:

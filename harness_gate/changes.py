@@ -15,6 +15,7 @@ to a change: merged code is verified again, on its exact tree.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from pathlib import Path
 
 from harness_gate import git
@@ -23,11 +24,13 @@ _HUNK = b"@@"
 _INDEX = b"index "
 
 
-def patch_id(patch: bytes) -> str:
-    """sha256 of the patch without what moves when the base changes around it: `index`
-    lines (blob ids of whole files) and hunk headers (line numbers, function context)."""
+def patch_id(lines: Iterable[bytes]) -> str:
+    """sha256 of the patch's lines without what moves when the base changes around it:
+    `index` lines (blob ids of whole files) and hunk headers (line numbers, function
+    context)."""
     digest = hashlib.sha256()
-    for line in patch.split(b"\n"):
+    for raw in lines:
+        line = raw.removesuffix(b"\n")
         if line.startswith(_INDEX):
             continue
         digest.update(_HUNK if line.startswith(_HUNK) else line)
@@ -37,5 +40,5 @@ def patch_id(patch: bytes) -> str:
 
 def change_id(root: Path, old_tree: str, new_tree: str) -> str:
     """The id of the change from one fingerprint tree to another (both without the
-    artifacts root, see `verification.fingerprint_*`)."""
-    return patch_id(git.tree_patch(root, old_tree, new_tree))
+    artifacts root, see `verification.fingerprint_*`), hashed as git writes the patch."""
+    return patch_id(git.tree_patch_lines(root, old_tree, new_tree))

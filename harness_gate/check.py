@@ -392,11 +392,14 @@ def _check_commits(
     listing = git.commits(root, new_ref, [old_ref])
     trusted_cfg = _config(root, config_file, old_ref, from_rev=True)
     states = history.History(root, trusted_cfg, listing, extra=(old_ref, new_ref))
+    # A pushed range's old side is the branch's own earlier tip, not where it left its base:
+    # the branch's change is measured from the base branch, as its pull request will be.
+    fork_from = (git.default_base(root, trusted_cfg.base_branch) or old_ref) if mode.kind == "range" else old_ref
     if _active(trusted_cfg, states.snapshot(old_ref)):
         anchors = stack.enter_context(trust.anchors(root, trusted_cfg, base=old_ref, head=new_ref))
         return _judge(
             root, listing, cfg=trusted_cfg, head_oid=new_ref, plan_id=plan_id, every=True, anchors=anchors,
-            base=old_ref, states=states,
+            base=old_ref, states=states, fork_from=fork_from,
         )  # fmt: skip
     # The base predates adoption: judge every commit made with the gate on, under the
     # configuration the pushed head carries (there is no older one to trust).
@@ -404,7 +407,7 @@ def _check_commits(
     anchors = stack.enter_context(trust.anchors(root, cfg, base=old_ref, head=new_ref))
     return _judge(
         root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=False, anchors=anchors, base=old_ref,
-        states=states,
+        states=states, fork_from=fork_from,
     )  # fmt: skip
 
 
@@ -425,7 +428,10 @@ def _push_new(
     first_push = not git.remote_has_branches(root, remote)
     # No commit here is trusted: signed approvals have no allowed_signers to check against.
     anchors = stack.enter_context(trust.anchors(root, cfg, base=None, head=new_ref))
-    return _judge(root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=not first_push, anchors=anchors)
+    return _judge(
+        root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=not first_push, anchors=anchors,
+        fork_from=git.default_base(root, cfg.base_branch),
+    )  # fmt: skip
 
 
 def _origins_of(origins: Mapping[str, Origins], oid: str) -> Callable[[], Origins]:
@@ -513,7 +519,10 @@ def _judge(
     anchors: trust.Anchors,
     base: str | None = None,
     states: history.History | None = None,
+    fork_from: str | None = None,
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
+    """`fork_from`: the base branch the change is measured from (a review speaks of it);
+    by default `base`."""
     if states is None or states.cfg != cfg:
         extra = (head_oid,) if base is None else (base, head_oid)
         states = history.History(root, cfg, listing, extra=extra)
@@ -600,8 +609,9 @@ def _judge(
     active = every or checked > 0
 
     def fork() -> str | None:
-        if base is not None:
-            return git.merge_base(root, base, head_oid)
+        measured_from = fork_from or base
+        if measured_from is not None:
+            return git.merge_base(root, measured_from, head_oid)
         # No base named (a new branch's push): where the head's own line leaves the range.
         own = line.line
         return own[0].parents[0] if own and own[0].parents else None

@@ -438,7 +438,8 @@ def _authority(
         tried: tuple[str, ...] = (plan_id,)
         whole: frozenset[str] = frozenset()
     else:
-        found = governance.candidates(new, state.origins, ending=_ending(state.changes, new.artifacts_dir))
+        ending = frozenset(p for p in _ending(state.changes, new.artifacts_dir) if _granted_before(state, p))
+        found = governance.candidates(new, state.origins, ending=ending)
         if len(found.ids) > 1:
             found = governance.narrow(found, state.selected)
         tried, whole = found.ids, found.whole_life
@@ -454,9 +455,12 @@ def _authority(
             return found_here
         if first is None:
             first = found_here
-    if len(whole) > 1 and _each_path_in_one_life(state, changes, sorted(whole), suspects):
+    # Only a squash holds several plans' whole lives: ending plans in an ordinary commit never
+    # combines their boundaries.
+    lives = sorted(whole & state.origins.added)
+    if len(lives) > 1 and _each_path_in_one_life(state, changes, lives, suspects):
         if used is not None:
-            used.update(whole)
+            used.update(lives)
         return []
     if used is not None:
         used.add(tried[0])
@@ -466,6 +470,14 @@ def _authority(
         first = [dataclasses.replace(f, message=f"{f.message} (nor does {others} allow the whole change)")
                  if f.blocks else f for f in first]  # fmt: skip
     return first
+
+
+def _granted_before(state: State, plan_id: str) -> bool:
+    """Whether the plan granted writes in the state this change starts from (the first
+    parent): ending a plan in the commit that holds its last work is allowed, regaining
+    the authority of a paused plan by cancelling it with new code is not."""
+    before = state.olds[0]
+    return plan_id in plans.plan_ids(before) and lifecycle.replay(plans.load(before, plan_id)).grants_writes
 
 
 def _ending(changes: Sequence[git.Change], artifacts_dir: str) -> frozenset[str]:

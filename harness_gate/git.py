@@ -1168,17 +1168,39 @@ def merge_result(root: Path, first: str, second: str) -> str | None:
     return tree
 
 
-def tree_patch(root: Path, old_tree: str, new_tree: str) -> bytes:
-    """The patch from one tree to another, with three lines of context: every changed line,
-    mode and binary content, in a form no user setting reshapes (order, prefixes,
-    algorithm, context, colour, external drivers)."""
-    return run(
+def tree_patch_lines(root: Path, old_tree: str, new_tree: str) -> Iterator[bytes]:
+    """The lines of the patch from one tree to another, with three lines of context: every
+    changed line, mode and binary content, in a form no user setting reshapes (order,
+    prefixes, algorithm, context, colour, external drivers). Read as git writes it: a branch
+    that adds a large binary file is never held in memory. git's failure is raised once its
+    output is read."""
+    argv = ["git", *_HARDENING, *_tree_patch_args(old_tree, new_tree)]
+    errors = _scratch_file()
+    try:
+        proc = subprocess.Popen(argv, cwd=root, env=_env(), stdout=subprocess.PIPE, stderr=errors)
+    except OSError as exc:
+        errors.close()
+        raise GitNotRunnable(exc) from None
+    if proc.stdout is None:  # never: a pipe (for the type checker)
+        raise GitError("`git diff-tree` has no output pipe")
+    try:
+        yield from proc.stdout
+    finally:
+        proc.stdout.close()
+        code = proc.wait()
+        errors.seek(0)
+        stderr = errors.read()
+        errors.close()
+    _check_exit(["diff-tree", "-p"], code, stderr)
+
+
+def _tree_patch_args(old_tree: str, new_tree: str) -> list[str]:
+    return (
         [
             "diff-tree", "-p", "-r", "-U3", "--inter-hunk-context=0", "--no-renames", "--binary", "--full-index",
             "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", "--no-color", "--diff-algorithm=myers",
             "--indent-heuristic", "--src-prefix=a/", "--dst-prefix=b/", f"-O{os.devnull}", old_tree, new_tree, "--",
-        ],
-        cwd=root,
+        ]
     )  # fmt: skip
 
 

@@ -8,9 +8,10 @@ No committed pointer names "the" plan: the plans a state holds, where each came 
   governs work there and on branches started from it).
 - A plan another branch started, and a plan that has ended, govern nothing; so does a plan
   whose folder is gone.
-- A commit that ends a plan (it adds the plan's Completion; a squash merge also starts
-  it) is judged by that plan's final policy: what it held before the end is not in git any
-  more (a squash), or is reviewed with it. A squash of several plans' lives allows each path
+- A commit that ends a plan which granted writes just before it (it adds the plan's
+  Completion), or that holds a plan's whole life (a squash merge starts and ends it), is
+  judged by that plan's final policy: what it held before the end is not in git any more (a
+  squash), or is reviewed with it. A squash of several plans' whole lives allows each path
   one of them allows: each commit of the branch was judged by one of them.
 - Of several candidates, a change is authorised when one of them allows all of it: plans
   are never combined into a wider boundary. The local selection (`plan use`) narrows the

@@ -208,9 +208,7 @@ def review_requirement(
         verdict = art.value("Verdict")
         if verdict not in PASSING:
             quoted = "; ".join(f"{f['id']}: {f['summary']}" for f in art.value("Findings"))[:500]
-            (stale if cancelled else out).append(
-                finding("HG414", path, f"verdict {verdict}: {quoted or 'no findings listed'}")
-            )
+            out.append(finding("HG414", path, f"verdict {verdict}: {quoted or 'no findings listed'}"))
             continue
         if binding["plan_sha256"] != life.plan_sha256 or binding["amendment_sha256"] != life.amendment_sha256:
             out.append(finding("HG413", path, "the review is bound to another plan or amendment than the current one"))
@@ -232,23 +230,28 @@ def review_requirement(
         ):
             counted.append(Counted(path, folder.plan_id, binding["tree"]))
             continue
-        stale.append(finding("HG413", path, _stale(binding, tree, measured(fork(), None), life)))
+        moved = change is not None and change["base"] != forked
+        stale.append(finding("HG413", path, _stale(binding, tree, measured(forked, None) if moved else None, life)))
     if not covers_branch:
         out.extend(stale)
     return out, counted
 
 
-def _stale(binding: dict[str, Any], tree: str, now: str, life: lifecycle.Lifecycle) -> str:
+def _stale(binding: dict[str, Any], tree: str, now: str | None, life: lifecycle.Lifecycle) -> str:
+    """What a stale review is bound to, what the head is, and the way out. `now`: the
+    branch's own change, where the base moved (from the same base only the tree counts)."""
     change = binding.get("change")
     what = f"the review is for tree {binding['tree'][:12]}"
     if change is not None:
         what += f" and change {change['patch_sha256'][:12]}"
-    what += f"; this state is tree {tree[:12]} and the branch's own change is {now[:12]}"
+    what += f"; this state is tree {tree[:12]}"
+    if now is not None:
+        what += f" and the branch's own change is {now[:12]}"
     if change is None:
         return what + " (the review names no change: only the same tree keeps it)"
     if life.state is lifecycle.State.COMPLETED:
-        return (
-            what
-            + ": the change itself changed; ask for a re-review (`harness-gate review new`, the plan stays completed)"
-        )
-    return what + ": the change itself changed; ask for a review of it (`harness-gate review new`)"
+        again = "a re-review (`harness-gate review new`; the plan stays completed)"
+    else:
+        again = "a review of it (`harness-gate review new`)"
+    changed = "the change itself changed" if now is not None else "the files changed since the review"
+    return f"{what}: {changed}; ask for {again}"

@@ -263,3 +263,25 @@ def test_the_config_input_is_read_from_the_base(project: Repo, runner_temp: Path
     out = run_action(project.path, runner_temp, "pull_request", pr(project), config=".harness-gate.toml")
     assert out.code == 1
     assert "title=HG302" in out.stdout
+
+
+def test_a_push_to_a_feature_branch_is_judged_against_the_default_branch(project: Repo, runner_temp: Path) -> None:
+    """A push that weakens the configuration and writes outside the boundary is blocked; one
+    more trivial push on top must not be judged by the weakened configuration, nor only by
+    its own increment."""
+    reopen(project)
+    project.write(".harness-gate.toml", 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\n')
+    project.write("other.py", "x\n")
+    project.git("add", "-A")
+    project.git("commit", "-qm", "weaken and escape", "--no-verify")
+    first = sha(project, "feature")
+    payload = {"ref": "refs/heads/feature", "before": sha(project, "feature~1"), "after": first,
+               "repository": {"default_branch": "main"}}  # fmt: skip
+    assert run_action(project.path, runner_temp, "push", payload).code == 1
+    project.write("src/b.py", "b = 1\n")
+    project.git("add", "-A")
+    project.git("commit", "-qm", "a trivial push on top", "--no-verify")
+    payload = {**payload, "before": first, "after": sha(project, "feature")}
+    out = run_action(project.path, runner_temp, "push", payload)
+    assert out.code == 1
+    assert "title=HG101" in out.stdout or "title=HG102" in out.stdout

@@ -325,3 +325,85 @@ def test_a_squash_of_work_under_the_bases_open_plan(repo: Repo) -> None:
     assert check(repo, "--base", "main", "--stage", "ci") == (0, [])
     before = _squash(repo, "work")
     assert check(repo, "--base", before, "--stage", "ci", "--landed") == (0, [])
+
+
+def test_a_pushed_range_measures_the_change_from_the_base_branch(repo: Repo) -> None:
+    """A push (old..new) of a branch whose earlier push held unreviewed code X: a review of
+    only the newer increment, taken from a clean branch, does not cover the branch, because
+    its change is measured from the base branch, not from the previous push."""
+    setup_gated(repo, config='artifacts_dir = "harness"\nevidence_stages = []\ncompletion_stages = []\n')
+    repo.git("checkout", "-qb", "clean")
+    repo.write("src/a.py", "a = 2\n")
+    assert repo.cli("verify").exit_code == 0
+    assert repo.cli("review", "new", "--reviewer", "Rae").exit_code == 0
+    review = repo.read("harness/plans/p1/001-review.md").replace(
+        b"FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", b"PASS"
+    )
+    repo.git("checkout", "-q", "--", ".")
+    repo.git("clean", "-qfd")
+    repo.git("checkout", "-q", "main")
+    repo.git("checkout", "-qb", "work")
+    repo.write("src/evil.py", "x = 1\n")
+    pushed = plain_commit(repo, "X: never reviewed, pushed earlier")
+    repo.write("src/a.py", "a = 2\n")
+    repo.write("harness/plans/p1/001-review.md", review)
+    plain_commit(repo, "the increment, with the clean branch's review")
+    code, found = check(repo, "--range", f"{pushed}..HEAD", "--stage", "ci")
+    assert code == 1 and ("HG413", "harness/plans/p1/001-review.md") in found
+
+
+def test_a_paused_plan_cannot_be_cancelled_into_authority(repo: Repo) -> None:
+    """A BLOCKED review paused the plan; new code in the same commit as its cancellation
+    would regain its boundary for that commit. The ending rule asks that the plan granted
+    writes just before: a paused one did not."""
+    setup_gated(repo, config=BOUNDARY_ONLY)
+    psha = plan_sha(repo, "harness/plans/p1")
+    repo.write("harness/plans/p1/001-review.md", review_md(psha, "BLOCKED", ("F1",)))
+    plain_commit(repo, "a blocking review")
+    repo.write("src/a.py", "a = 9\n")
+    repo.git("add", "-A")
+    assert check(repo, "--staged") == (1, [("HG209", "harness/plans/p1/plan.md")])
+    assert repo.cli("complete", "--cancel").exit_code == 0
+    repo.git("add", "-A")
+    code, found = check(repo, "--staged")
+    assert code == 1 and ("HG209", "harness/plans/p1/plan.md") in found
+
+
+def test_ending_two_plans_in_one_commit_combines_nothing(repo: Repo) -> None:
+    """Two open plans (src/, docs/) cancelled in the commit that touches both: a squash's
+    path-by-path rule is for lives the commit holds whole, not for plans it merely ends."""
+    setup_gated(repo, config=BOUNDARY_ONLY)
+    repo.git("checkout", "-qb", "two")
+    for plan_id, pattern in (("a", "lib/**"), ("b", "docs/**")):
+        repo.new_plan(plan_id, (pattern,))
+        repo.approve(plan=plan_id)
+    plain_commit(repo, "two plans")
+    repo.git("config", "--unset", "branch.two.harnessGatePlan")
+    repo.write("lib/x.py", "x\n")
+    repo.write("docs/y.md", "y\n")
+    for plan_id in ("a", "b"):
+        assert repo.cli("complete", "--cancel", "--plan", plan_id).exit_code == 0
+    repo.git("add", "-A")
+    code, found = check(repo, "--staged")
+    assert code == 1 and {c for c, _ in found} == {"HG101"}
+
+
+def test_a_merged_in_plan_cancelled_with_code_governs_nothing(repo: Repo) -> None:
+    """Alice's open plan, merged into this branch, then cancelled in the commit that writes
+    inside her boundary: a plan that came from another branch never governs, ended or not."""
+    setup_gated(repo, config=BOUNDARY_ONLY)
+    repo.git("checkout", "-qb", "alice")
+    repo.new_plan("app", ("lib/**",))
+    repo.approve(plan="app")
+    plain_commit(repo, "alice's plan")
+    repo.git("checkout", "-q", "main")
+    repo.git("checkout", "-qb", "mallory")
+    repo.new_plan("mine", ("docs/**",))
+    repo.approve(plan="mine")
+    plain_commit(repo, "mallory's plan")
+    repo.git("merge", "-q", "--no-edit", "--no-verify", "alice")
+    repo.write("lib/x.py", "x\n")
+    assert repo.cli("complete", "--cancel", "--plan", "app").exit_code == 0
+    plain_commit(repo, "code in alice's boundary, and her plan cancelled")
+    code, found = check(repo, "--base", "main")
+    assert code == 1 and ("HG101", "lib/x.py") in found
