@@ -18,6 +18,10 @@ from harness_gate.entry import FORMATS, STAGES
 from harness_gate.entry import run as _run
 
 format_option = click.option(
+    "--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True, help="Output format."
+)
+# `check` also speaks GitHub Actions (annotations, the step summary, step outputs).
+check_format_option = click.option(
     "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format."
 )
 
@@ -28,7 +32,7 @@ def cli() -> None:
     """Gate commits and pull requests on approved plans, write boundaries and fresh evidence."""
 
 
-@cli.command()
+@cli.command(short_help="Set harness-gate up in this repository.")
 @format_option
 def init(fmt: str) -> None:
     """Scaffold the artifacts root, config, .gitattributes and pre-commit hooks."""
@@ -37,12 +41,12 @@ def init(fmt: str) -> None:
     _run("init", fmt, lambda: commands.init(Path.cwd()))
 
 
-@cli.group()
+@cli.group(short_help="Write, amend and pick plans.")
 def plan() -> None:
-    """Write plans."""
+    """Write plans, amend them, and pick the one this branch means."""
 
 
-@plan.command("new")
+@plan.command("new", short_help="Write a new plan.")
 @click.argument("plan_id")
 @click.option("--objective", required=True, help="What the work achieves.")
 @click.option("--acceptance", multiple=True, help="An acceptance criterion (repeatable).")
@@ -108,7 +112,7 @@ def plan_new(
     )
 
 
-@plan.command("amend")
+@plan.command("amend", short_help="Write an amendment of the plan.")
 @click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
 @click.option("--objective", help="A new objective.")
 @click.option("--add-boundary", multiple=True, metavar="PATTERN", help="Add a write-boundary pattern (repeatable).")
@@ -144,7 +148,7 @@ def plan_amend(
     )  # fmt: skip
 
 
-@plan.command("use")
+@plan.command("use", short_help="Pick the plan this branch means.")
 @click.argument("plan_id")
 @format_option
 def plan_use(plan_id: str, fmt: str) -> None:
@@ -154,7 +158,7 @@ def plan_use(plan_id: str, fmt: str) -> None:
     _run("plan use", fmt, lambda: commands.plan_use(Path.cwd(), plan_id))
 
 
-@cli.command()
+@cli.command(short_help="Approve a plan, amendment or resume (answer y).")
 @click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
 @click.argument("artifact", required=False)
 @format_option
@@ -177,7 +181,7 @@ def approve(plan_id: str | None, artifact: str | None, fmt: str) -> None:
     )
 
 
-@cli.command()
+@cli.command(short_help="Validate plans, records and their lifecycle.")
 @click.argument("files", nargs=-1, type=click.Path())
 @format_option
 def lint(files: Sequence[str], fmt: str) -> None:
@@ -187,7 +191,7 @@ def lint(files: Sequence[str], fmt: str) -> None:
     _run("lint", fmt, lambda: commands.lint(Path.cwd(), files))
 
 
-@cli.command()
+@cli.command(short_help="The plan's state, evidence and next step.")
 @click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @format_option
@@ -198,7 +202,7 @@ def status(plan_id: str | None, as_json: bool, fmt: str) -> None:
     _run("status", "json" if as_json else fmt, lambda: commands.status(Path.cwd(), plan_id))
 
 
-@cli.command()
+@cli.command(short_help="Judge staged changes, a push or a pull request.")
 @click.option("--stage", type=click.Choice(STAGES), help="Which hook or job runs the check.")
 @click.option("--staged", is_flag=True, help="Check the index against HEAD (pre-commit).")
 @click.option("--range", "range_", metavar="A..B", help="Check every commit in A..B on its own (pre-push).")
@@ -212,7 +216,7 @@ def status(plan_id: str | None, as_json: bool, fmt: str) -> None:
     is_flag=True,
     help="The range is the base branch's own history (a push there, a merge queue): docs/workflows.md.",
 )
-@format_option
+@check_format_option
 def check(
     stage: str | None,
     staged: bool,
@@ -232,7 +236,7 @@ def check(
     )  # fmt: skip
 
 
-@cli.command()
+@cli.command(short_help="Say which rule allows or blocks each path.")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--plan", "plan_id", help="Explain against this plan instead of the one this branch has open.")
 @format_option
@@ -243,7 +247,7 @@ def explain(paths: Sequence[str], plan_id: str | None, fmt: str) -> None:
     _run("explain", fmt, lambda: check_mod.run_explain(Path.cwd(), paths, plan_id))
 
 
-@cli.command()
+@cli.command(short_help="Run the plan's commands and record evidence.")
 @click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
 @click.option("--only", multiple=True, metavar="ID", help="Run only this required command (repeatable).")
 @format_option
@@ -254,7 +258,7 @@ def verify(plan_id: str | None, only: Sequence[str], fmt: str) -> None:
     _run("verify", fmt, lambda: verification.verify(Path.cwd(), plan_id, only))
 
 
-@cli.command(context_settings={"ignore_unknown_options": True})
+@cli.command(context_settings={"ignore_unknown_options": True}, short_help="Run one command and record its evidence.")
 @click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
 @click.option("--id", "command_id", default="adhoc", show_default=True, help="The record's command id.")
 @click.option("--timeout", type=click.IntRange(1, 86400), default=600, show_default=True, help="Seconds.")
@@ -267,7 +271,7 @@ def record(plan_id: str | None, command_id: str, timeout: int, argv: Sequence[st
     _run("record", fmt, lambda: verification.record(Path.cwd(), plan_id, command_id, argv, timeout))
 
 
-@cli.command()
+@cli.command(short_help="Print a state's tree fingerprint.")
 @click.argument("source", default="worktree", metavar="[worktree|index|REV]")
 @format_option
 def fingerprint(source: str, fmt: str) -> None:
@@ -277,14 +281,14 @@ def fingerprint(source: str, fmt: str) -> None:
     _run("fingerprint", fmt, lambda: verification.fingerprint(Path.cwd(), source))
 
 
-@cli.group("review")
+@cli.group("review", short_help="Reviews by someone who did not write the change.")
 def review_group() -> None:
-    """Clean-context reviews."""
+    """Reviews by a reviewer who did not write the change and reads it fresh (a clean context)."""
 
 
-@review_group.command("new")
+@review_group.command("new", short_help="Write a review for a reviewer to fill in.")
 @click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
-@click.option("--reviewer", help="The reviewer's identity (default: git's committer identity).")
+@click.option("--reviewer", help="Who reviews (default: left for the reviewer to fill in: not the author).")
 @format_option
 def review_new(plan_id: str | None, reviewer: str | None, fmt: str) -> None:
     """Write a review template bound to the plan, the work tree's fingerprint and its evidence."""
@@ -293,12 +297,13 @@ def review_new(plan_id: str | None, reviewer: str | None, fmt: str) -> None:
     _run("review new", fmt, lambda: review.review_new(Path.cwd(), plan_id, reviewer))
 
 
-@cli.group("formats")
+@cli.group("formats", short_help="Task lists, agent runtimes, loops, Harness² trees.")
 def formats_group() -> None:
-    """Files of the other harness formats (seeds 001-004): docs/formats.md."""
+    """Files of the other harness formats harness-gate also checks: task lists and their progress logs,
+    agent-runtime evidence and team plans, evaluator loops, Harness² trees (docs/formats.md)."""
 
 
-@formats_group.command("list")
+@formats_group.command("list", short_help="Every file of an enabled format, and its format.")
 @format_option
 def formats_list(fmt: str) -> None:
     """Every file of an enabled format in the work tree, and its format."""
@@ -307,17 +312,17 @@ def formats_list(fmt: str) -> None:
     _run("formats list", fmt, lambda: format_commands.list_files(Path.cwd()))
 
 
-@formats_group.command("status")
+@formats_group.command("status", short_help="Validity and counts of the format files.")
 @click.argument("files", nargs=-1, type=click.Path())
 @format_option
 def formats_status(files: Sequence[str], fmt: str) -> None:
-    """Validity and counts (seed 001: tasks by status) of FILES, or of every format file."""
+    """Validity and counts (a task list: tasks by status) of FILES, or of every format file."""
     from harness_gate import format_commands  # noqa: PLC0415
 
     _run("formats status", fmt, lambda: format_commands.status(Path.cwd(), files))
 
 
-@cli.command()
+@cli.command(short_help="End the plan: completed, or --cancel.")
 @click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
 @click.option("--summary", help="The completion summary.")
 @click.option("--cancel", is_flag=True, help="End the plan as cancelled (no review needed).")
@@ -329,13 +334,22 @@ def complete(plan_id: str | None, summary: str | None, cancel: bool, fmt: str) -
     _run("complete", fmt, lambda: review.complete(Path.cwd(), plan_id, summary, cancel=cancel))
 
 
-@cli.command()
-def demo() -> None:
+@cli.command(short_help="Walk the whole lifecycle in a scratch repository.")
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Make the repository in this new directory, and keep it.",
+)
+def demo(keep: Path | None) -> None:
     """Walk the lifecycle in a throwaway repository, printing each command."""
     from harness_gate import demo as demo_mod  # noqa: PLC0415
+    from harness_gate.errors import HarnessGateError  # noqa: PLC0415
 
     try:
-        code = demo_mod.run(sys.stdout)
+        code = demo_mod.run(sys.stdout, keep)
+    except HarnessGateError as exc:
+        click.echo(f"error {exc.code}: {exc.message}")
+        code = 2
     except Exception as exc:  # fail closed, no traceback
         click.echo(f"error HG999: demo failed: {type(exc).__name__}: {exc}")
         code = 2

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import stat
 import sys
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from harness_gate import (
     formats,
     fsutil,
     git,
+    hooks,
     lifecycle,
     plans,
     snapshot,
@@ -244,38 +244,6 @@ CONFIG_TEMPLATE = """\
 # harness-gate configuration (docs/config.md)
 artifacts_dir = "harness"
 """
-PRE_COMMIT_SNIPPET = """\
-# harness-gate hooks (docs/hooks.md); they need harness-gate installed (pip install harness-gate).
-# Install both hook types: pre-commit install --hook-type pre-commit --hook-type pre-push
-default_install_hook_types: [pre-commit, pre-push]
-repos:
-  - repo: local
-    hooks:
-      - id: harness-gate
-        name: harness-gate (write boundary)
-        entry: harness-gate check --stage pre-commit --staged
-        language: system
-        pass_filenames: false
-        always_run: true
-        require_serial: true
-        stages: [pre-commit, pre-merge-commit]
-      - id: harness-gate-push
-        name: harness-gate (pushed commits)
-        entry: harness-gate check --stage pre-push
-        language: system
-        pass_filenames: false
-        always_run: true
-        require_serial: true
-        verbose: true
-        stages: [pre-push]
-      - id: harness-gate-lint
-        name: harness-gate lint (artifacts)
-        entry: harness-gate lint
-        language: system
-        files: ^harness/
-        require_serial: true
-        stages: [pre-commit, pre-merge-commit]
-"""
 
 
 def init(cwd: Path) -> Report:
@@ -299,13 +267,25 @@ def init(cwd: Path) -> Report:
         fsutil.write_atomic(attrs, (old + sep + "\n".join(missing) + "\n").encode())
         lines.append("added merge=union for the JSONL logs to .gitattributes")
     pcc = root / ".pre-commit-config.yaml"
-    snippet = PRE_COMMIT_SNIPPET.replace("^harness/", f"^{re.escape(snap.artifacts_dir)}/")
+    config = hooks.local_config(snap.artifacts_dir)
     if not pcc.exists():
-        fsutil.write_atomic(pcc, snippet.encode())
+        fsutil.write_atomic(pcc, config.encode())
         lines.append("wrote .pre-commit-config.yaml")
+    elif all(f"id: {hook.id}" in pcc.read_text("utf-8", "replace") for hook in hooks.HOOKS):
+        lines.append(".pre-commit-config.yaml has harness-gate's hooks")
     else:
-        lines.append(".pre-commit-config.yaml exists; add these hooks to it:\n" + snippet)
-    lines.append("next: harness-gate plan new ID --objective '...' --boundary 'src/**' --verify 'tests=pytest -q'")
+        # Someone else's configuration: never rewritten, and said once what to add to it.
+        lines.append(
+            ".pre-commit-config.yaml exists: add harness-gate's hooks to it (this entry under `repos:`, and "
+            f"`default_install_hook_types: [{', '.join(hooks.INSTALL_TYPES)}]` at its top):\n"
+            + config[config.index("  - repo: local") :]
+        )
+    types = " ".join(f"--hook-type {t}" for t in hooks.INSTALL_TYPES)
+    lines += [
+        "next: git add -A && git commit -m 'Adopt harness-gate'   (the adopting commit is not judged)",
+        f"      pre-commit install {types}   (in each clone)",
+        "      harness-gate plan new ID --objective '...' --boundary 'src/**' --verify 'tests=pytest -q'",
+    ]
     return Report("init", lines=tuple(lines))
 
 

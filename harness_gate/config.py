@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -66,9 +68,10 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
     if not tables:
         return Config()
     where, table = tables[0]
-    problems = schema.errors("config", table)
+    problems = schema.violations("config", table)
     if problems:
-        raise ConfigError(f"{where}: {problems[0]}", "See docs/config.md for the keys and their types.")
+        text = own if where == CONFIG_FILE else pyproject
+        raise ConfigError(_explain(where, text or b"", problems[0]), "See docs/config.md for the keys and their types.")
     artifacts_dir = table.get("artifacts_dir", "harness")
     formats: dict[str, dict[str, Any]] = table.get("formats", {})
     for name, settings in formats.items():
@@ -104,8 +107,64 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
 def _load(where: str, data: bytes) -> dict[str, Any]:
     try:
         table: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib says where at the end of its message: "... (at line 1, column 25)".
+        found = _AT.search(str(exc))
+        what = _AT.sub("", str(exc)).strip()
+        at = f", line {found.group(1)}, column {found.group(2)}" if found else ""
+        raise ConfigError(f"{where}{at}: not valid TOML: {what[:1].lower()}{what[1:]}") from None
     except RecursionError:  # thousands of nested arrays: not a configuration
         raise ConfigError(f"{where}: nested too deeply") from None
     return table
+
+
+_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
+_WHAT = {
+    "artifacts_dir": "a relative path of plain segments inside the repository (like `harness` or `meta/harness`)",
+    "base_branch": "a ref as git spells it (`origin/develop`, `develop`)",
+}
+
+
+def _explain(where: str, text: bytes, error: Any) -> str:
+    """One configuration problem, said for a person: the file, the line of the key when the
+    file has it, the key, and a near name for a key that does not exist."""
+    path = [str(p) for p in error.absolute_path if not isinstance(p, int)]
+    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        unknown = sorted(set(error.instance) - set(allowed))
+        name = ".".join([*path, unknown[0]]) if unknown else key
+        near = difflib.get_close_matches(unknown[0], allowed, n=1) if unknown else []
+        hint = f" (did you mean `{'.'.join([*path, near[0]])}`?)" if near else f" (the keys: {', '.join(allowed)})"
+        return f"{where}{_line_of(text, unknown[0] if unknown else '')}: unknown key `{name}`{hint}"
+    at = _line_of(text, path[0] if path else "")
+    if error.validator == "pattern" and path and path[0] in _WHAT:
+        return f"{where}{at}: `{key}` must be {_WHAT[path[0]]}, not {error.instance!r}"
+    if error.validator == "enum":
+        near = difflib.get_close_matches(str(error.instance), [str(v) for v in error.validator_value], n=1)
+        choices = ", ".join(str(v) for v in error.validator_value)
+        hint = f" (did you mean `{near[0]}`?)" if near else ""
+        return f"{where}{at}: `{key}`: {error.instance!r} is not one of {choices}{hint}"
+    if error.validator == "type":
+        return f"{where}{at}: `{key}` must be {_TYPES.get(str(error.validator_value), error.validator_value)}"
+    return f"{where}{at}: `{key or '(the table)'}`: {error.message}"
+
+
+_TYPES = {"array": "a list", "string": "a string", "boolean": "true or false", "integer": "a whole number",
+          "object": "a table"}  # fmt: skip
+
+
+def _line_of(text: bytes, key: str) -> str:
+    """ ", line N" for the line that sets `key` (the first one), or nothing."""
+    if not key:
+        return ""
+    pattern = re.compile(rb"^[ \t]*[\"']?" + re.escape(key.encode()) + rb"[\"']?[ \t]*=", re.MULTILINE)
+    found = pattern.search(text)
+    if found is None:
+        return ""
+    return f", line {text.count(NEWLINE, 0, found.start()) + 1}"
+
+
+NEWLINE = b"\n"

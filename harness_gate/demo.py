@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from harness_gate import check, commands, review, verification
+from harness_gate.errors import HarnessGateError
 from harness_gate.report import Report, write_text
 
 CALC = "def add(a, b):\n    return a + b\n"
@@ -111,107 +112,112 @@ def _isolated() -> Iterator[None]:
         os.environ.update(saved)
 
 
-def run(out: TextIO) -> int:
-    """Walk the lifecycle; return 0 when every step behaved as shown."""
+def run(out: TextIO, keep: Path | None = None) -> int:
+    """Walk the lifecycle; return 0 when every step behaved as shown. With `keep`, the
+    repository is made there (a new or empty directory) and left for you to look at."""
     with _isolated():
-        return _run(out)
+        if keep is None:
+            with tempfile.TemporaryDirectory(prefix="harness-gate-demo-") as tmp:
+                return _run(out, Path(tmp))
+        if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
+            raise HarnessGateError("HG904", f"{keep} is not an empty directory", "Name a new directory for --keep.")
+        keep.mkdir(parents=True, exist_ok=True)
+        code = _run(out, keep.resolve())
+        out.write(f"The repository is kept in {keep.resolve()}.\n")
+        return code
 
 
-def _run(out: TextIO) -> int:
-    with tempfile.TemporaryDirectory(prefix="harness-gate-demo-") as tmp:
-        repo = Path(tmp)
-        d = _Demo(repo, out)
-        d.git("init", "-q", "-b", "main")
-        d.git("config", "user.name", "Demo User")
-        d.git("config", "user.email", "demo@example.com")
-        d.write("README.md", "# calc\n")
-        d.write(".gitignore", "__pycache__/\n")  # what running the tests leaves behind is not the project
-        d.git("add", "-A")
-        d.git("commit", "-qm", "calc: an existing project")
-        out.write(f"A throwaway repository: {repo}\n")
-        test_cmd = f"{Path(sys.executable).as_posix()} -m unittest discover -s tests -t ."
+def _run(out: TextIO, repo: Path) -> int:
+    d = _Demo(repo, out)
+    d.git("init", "-q", "-b", "main")
+    d.git("config", "user.name", "Demo User")
+    d.git("config", "user.email", "demo@example.com")
+    d.write("README.md", "# calc\n")
+    d.write(".gitignore", "__pycache__/\n")  # what running the tests leaves behind is not the project
+    d.git("add", "-A")
+    d.git("commit", "-qm", "calc: an existing project")
+    out.write(f"A throwaway repository: {repo}\n")
+    test_cmd = f"{Path(sys.executable).as_posix()} -m unittest discover -s tests -t ."
 
-        def answer(text: bytes) -> Callable[[], Report]:
-            prompt = _Indented(out)
-            return lambda: commands.approve(repo, None, None, io.BytesIO(text), prompt, tty=False)
+    def answer(text: bytes) -> Callable[[], Report]:
+        prompt = _Indented(out)
+        return lambda: commands.approve(repo, None, None, io.BytesIO(text), prompt, tty=False)
 
-        def gate(stage: str, *, base: str | None = None) -> Callable[[], Report]:
-            mode = check.Mode("base", base, "HEAD") if base else check.Mode("staged")
-            return lambda: check.run_check(repo, stage=stage, mode=mode, plan_id=None, config_file=None)
+    def gate(stage: str, *, base: str | None = None) -> Callable[[], Report]:
+        mode = check.Mode("base", base, "HEAD") if base else check.Mode("staged")
+        return lambda: check.run_check(repo, stage=stage, mode=mode, plan_id=None, config_file=None)
 
-        d.step("Adopt harness-gate", "harness-gate init", lambda: commands.init(repo), 0)
-        d.shell(
-            "Commit the set-up (the adopting commit is not judged)",
-            "git add -A && git commit -m 'Adopt harness-gate'",
-            ("add", "-A"),
-            ("commit", "-qm", "Adopt harness-gate"),
-        )
-        d.step(
-            "Plan: objective, write boundary, verification",
-            f"harness-gate plan new add --objective 'Add add()' --boundary 'src/**' --boundary 'tests/**' "
-            f"--verify 'tests={test_cmd}'",
-            lambda: commands.plan_new(
-                repo,
-                "add",
-                objective="Add add()",
-                acceptance=(),
-                scope=None,
-                boundary=("src/**", "tests/**"),
-                verify=(f"tests={test_cmd}",),
-                timeout=120,
-                kind="tdd",
-                mode="native",
-                risks=(),
-            ),
-            0,
-        )
-        d.step("Anything but exactly `y` is refused", "printf 'yes\\n' | harness-gate approve", answer(b"yes\n"), 1)
-        d.step("Approve with exactly `y`", "printf 'y\\n' | harness-gate approve", answer(b"y\n"), 0)
-        d.shell("Commit the approved plan", "git add harness && git commit -m 'Plan: add'",
-                ("add", "harness"), ("commit", "-qm", "Plan: add"))  # fmt: skip
-        d.write("src/__init__.py", "")
-        d.write("src/calc.py", CALC)
-        d.write("tests/__init__.py", "")
-        d.write("tests/test_calc.py", TEST)
-        d.write("README.md", "# calc\n\nNow with add().\n")
-        d.git("add", "-A")
-        d.step("Work, but also touch README.md: outside the boundary", "git add -A && harness-gate check --staged",
-               gate("pre-commit"), 1)  # fmt: skip
-        d.git("reset", "-q", "README.md")
-        d.git("checkout", "-q", "--", "README.md")
-        d.step("Leave README.md alone: the commit is inside the boundary",
-               "git restore --staged README.md && git checkout README.md && harness-gate check --staged",
-               gate("pre-commit"), 0)  # fmt: skip
-        d.step("Verify: run the plan's required commands on the work tree", "harness-gate verify",
-               lambda: verification.verify(repo, None, ()), 0)  # fmt: skip
-        d.write("src/calc.py", CALC.replace("a + b", "b + a"))
-        d.git("add", "-A")
-        d.step("Change a file after verifying: the evidence is for another tree (pre-push warns, CI blocks)",
-               "sed -i 's/a + b/b + a/' src/calc.py && git add -A && harness-gate check --stage pre-push --staged",
-               gate("pre-push"), 0)  # fmt: skip
-        d.step("Verify again", "harness-gate verify", lambda: verification.verify(repo, None, ()), 0)
-        d.step("Ask for a clean-context review of exactly this tree", "harness-gate review new --reviewer 'Rae Viewer'",
-               lambda: review.review_new(repo, None, "Rae Viewer"), 0)  # fmt: skip
-        review_path = repo / "harness/plans/add/001-review.md"
-        review_path.write_text(
-            review_path.read_text()
-            .replace(review.VERDICT_PLACEHOLDER, "PASS")
-            .replace("FILL IN: what the clean-context reviewer read", "The diff, the plan and the evidence")
-        )
-        d.say("The reviewer reads the diff and fills in the verdict: PASS", "$EDITOR harness/plans/add/001-review.md")
-        d.shell("Commit the work with its evidence and review", "git add -A && git commit -m 'Add add()'",
-                ("add", "-A"), ("commit", "-qm", "Add add()"))  # fmt: skip
-        d.step("Before it merges, CI wants the plan finished", "harness-gate check --stage ci --base HEAD~2",
-               gate("ci", base="HEAD~2"), 1)  # fmt: skip
-        d.step("Complete: a fresh passing review and fresh evidence are required", "harness-gate complete",
-               lambda: review.complete(repo, None, None), 0)  # fmt: skip
-        d.shell("Commit the completion", "git add harness && git commit -m 'Complete: add'",
-                ("add", "harness"), ("commit", "-qm", "Complete: add"))  # fmt: skip
-        d.step("CI judges every commit since the adoption, then the head's evidence and review",
-               "harness-gate check --stage ci --base HEAD~3", gate("ci", base="HEAD~3"), 0)  # fmt: skip
-        d.step("The plan is completed: it grants no more write authority", "harness-gate status",
-               lambda: commands.status(repo, None), 0)  # fmt: skip
-        out.write(
-            "\nDemo " + ("finished: every step behaved as shown.\n" if d.ok else "FAILED: see UNEXPECTED above.\n")
-        )
-        return 0 if d.ok else 1
+    d.step("Adopt harness-gate", "harness-gate init", lambda: commands.init(repo), 0)
+    d.shell(
+        "Commit the set-up (the adopting commit is not judged)",
+        "git add -A && git commit -m 'Adopt harness-gate'",
+        ("add", "-A"),
+        ("commit", "-qm", "Adopt harness-gate"),
+    )
+    d.step(
+        "Plan: objective, write boundary, verification",
+        f"harness-gate plan new add --objective 'Add add()' --boundary 'src/**' --boundary 'tests/**' "
+        f"--verify 'tests={test_cmd}'",
+        lambda: commands.plan_new(
+            repo,
+            "add",
+            objective="Add add()",
+            acceptance=(),
+            scope=None,
+            boundary=("src/**", "tests/**"),
+            verify=(f"tests={test_cmd}",),
+            timeout=120,
+            kind="tdd",
+            mode="native",
+            risks=(),
+        ),
+        0,
+    )
+    d.step("Anything but exactly `y` is refused", "printf 'yes\\n' | harness-gate approve", answer(b"yes\n"), 1)
+    d.step("Approve with exactly `y`", "printf 'y\\n' | harness-gate approve", answer(b"y\n"), 0)
+    d.shell("Commit the approved plan", "git add harness && git commit -m 'Plan: add'",
+            ("add", "harness"), ("commit", "-qm", "Plan: add"))  # fmt: skip
+    d.write("src/__init__.py", "")
+    d.write("src/calc.py", CALC)
+    d.write("tests/__init__.py", "")
+    d.write("tests/test_calc.py", TEST)
+    d.write("README.md", "# calc\n\nNow with add().\n")
+    d.git("add", "-A")
+    d.step("Work, but also touch README.md: outside the boundary", "git add -A && harness-gate check --staged",
+           gate("pre-commit"), 1)  # fmt: skip
+    d.git("reset", "-q", "README.md")
+    d.git("checkout", "-q", "--", "README.md")
+    d.step("Leave README.md alone: the commit is inside the boundary",
+           "git restore --staged README.md && git checkout README.md && harness-gate check --staged",
+           gate("pre-commit"), 0)  # fmt: skip
+    d.step("Verify: run the plan's required commands on the work tree", "harness-gate verify",
+           lambda: verification.verify(repo, None, ()), 0)  # fmt: skip
+    d.write("src/calc.py", CALC.replace("a + b", "b + a"))
+    d.git("add", "-A")
+    d.step("Change a file after verifying: the evidence is for another tree (pre-push warns, CI blocks)",
+           "sed -i 's/a + b/b + a/' src/calc.py && git add -A && harness-gate check --stage pre-push --staged",
+           gate("pre-push"), 0)  # fmt: skip
+    d.step("Verify again", "harness-gate verify", lambda: verification.verify(repo, None, ()), 0)
+    d.step("Ask for a clean-context review of exactly this tree", "harness-gate review new --reviewer 'Rae Viewer'",
+           lambda: review.review_new(repo, None, "Rae Viewer"), 0)  # fmt: skip
+    review_path = repo / "harness/plans/add/001-review.md"
+    review_path.write_text(
+        review_path.read_text()
+        .replace(review.VERDICT_PLACEHOLDER, "PASS")
+        .replace("FILL IN: what the clean-context reviewer read", "The diff, the plan and the evidence")
+    )
+    d.say("The reviewer reads the diff and fills in the verdict: PASS", "$EDITOR harness/plans/add/001-review.md")
+    d.shell("Commit the work with its evidence and review", "git add -A && git commit -m 'Add add()'",
+            ("add", "-A"), ("commit", "-qm", "Add add()"))  # fmt: skip
+    d.step("Before it merges, CI wants the plan finished", "harness-gate check --stage ci --base HEAD~2",
+           gate("ci", base="HEAD~2"), 1)  # fmt: skip
+    d.step("Complete: a fresh passing review and fresh evidence are required", "harness-gate complete",
+           lambda: review.complete(repo, None, None), 0)  # fmt: skip
+    d.shell("Commit the completion", "git add harness && git commit -m 'Complete: add'",
+            ("add", "harness"), ("commit", "-qm", "Complete: add"))  # fmt: skip
+    d.step("CI judges every commit since the adoption, then the head's evidence and review",
+           "harness-gate check --stage ci --base HEAD~3", gate("ci", base="HEAD~3"), 0)  # fmt: skip
+    d.step("The plan is completed: it grants no more write authority", "harness-gate status",
+           lambda: commands.status(repo, None), 0)  # fmt: skip
+    out.write("\nDemo " + ("finished: every step behaved as shown.\n" if d.ok else "FAILED: see UNEXPECTED above.\n"))
+    return 0 if d.ok else 1

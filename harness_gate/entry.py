@@ -185,8 +185,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     options = check_options(args)
     if options is None:
-        from harness_gate.cli import main as cli_main  # noqa: PLC0415  (click: not on the hook path)
-
+        try:
+            from harness_gate.cli import main as cli_main  # noqa: PLC0415  (click: not on the hook path)
+        except Exception as exc:  # a dependency that does not load: said in one line, exit 2
+            sys.stderr.write(
+                f"harness-gate: cannot load its command line ({type(exc).__name__}: {exc}); install harness-gate in "
+                "an environment of its own (pipx), where no package of the repository it guards can replace one of "
+                "its dependencies\n"
+            )
+            return 2
         return cli_main(args)
     # A large change makes tens of thousands of objects, none of them cyclic garbage:
     # collecting every 700 allocations only rescans them (docs/performance.md).

@@ -860,7 +860,7 @@ def worktree_tree(root: Path, exclude: str | None = None, outputs: Sequence[str]
         if outputs:
             # What the excluding pathspecs held back from tracked files comes in: only
             # untracked outputs are left out.
-            run(["add", "-u", "--", *(f":(top,glob){pattern}" for pattern in outputs)], cwd=root, env=env)
+            run(["add", "-u", "--", *_worktree_spec(exclude, ())], cwd=root, env=env)
         if no_filters:
             # A file staged through its filter keeps the filtered blob while its stat data
             # matches the index entry: re-read every tracked file, with the filters off.

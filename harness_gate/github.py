@@ -97,4 +97,5 @@ def write_outputs(report: Report) -> None:
 
 def final_line(report: Report) -> str:
     n = sum(1 for f in report.findings if f.blocks)
-    return f"harness-gate: {report.result} ({n} blocking finding{'s' * (n != 1)}; the step summary has the report)\n"
+    where = "; the step summary has the report" if os.environ.get("GITHUB_STEP_SUMMARY") else ""
+    return f"harness-gate: {report.result} ({n} blocking finding{'s' * (n != 1)}{where})\n"

@@ -20,6 +20,9 @@ from harness_gate.findings import Finding, finding
 from harness_gate.report import Report, inactive
 
 VERDICT_PLACEHOLDER = "FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED"
+# Who reviews is the reviewer's to say: the author's own identity would be a claim the
+# author makes about a review they did not write (the review does not lint until filled in).
+IDENTITY_PLACEHOLDER = "FILL_IN: the reviewer's name (not the author's)"
 PASSING = ("PASS", "PASS_WITH_NOTES")
 
 
@@ -68,7 +71,7 @@ def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
     text = templates.review(
         binding={"plan_sha256": life.plan_sha256, "amendment_sha256": life.amendment_sha256, "tree": tree,
                  "change": branch_change(root, snap.config, tree), "evidence": refs},
-        identity=reviewer or git.ident(root),
+        identity=reviewer or IDENTITY_PLACEHOLDER,
         scope="FILL IN: what the clean-context reviewer read (the diff, the plan, the evidence).",
         findings=[],
         verdict=VERDICT_PLACEHOLDER,
@@ -78,7 +81,8 @@ def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
     again = " (a re-review: the plan stays completed)" if life.state is lifecycle.State.COMPLETED else ""
     return Report("review new", data={"path": rel, "tree": tree}, lines=(
         f"wrote {rel} bound to tree {tree[:12]}, the branch's change and {len(refs)} evidence record(s){again}",
-        "next: a clean-context reviewer fills in Scope Reviewed, Findings and Verdict "
+        "next: a reviewer who did not write the change fills in Reviewer identity, Scope Reviewed, Findings and "
+        "Verdict "
         "(it does not lint until the verdict is one of PASS, PASS_WITH_NOTES, REPAIR_REQUIRED, BLOCKED)",
     ))  # fmt: skip
 

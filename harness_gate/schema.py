@@ -66,6 +66,11 @@ def _validator(name: str) -> Any:
     return strict(schema)
 
 
+def violations(name: str, instance: Any) -> list[Any]:
+    """The schema's violations (jsonschema ValidationErrors), best first; empty when valid."""
+    return sorted(_validator(name).iter_errors(instance), key=lambda e: (list(e.absolute_path), e.message))
+
+
 def errors(name: str, instance: Any) -> list[str]:
     """Return readable schema violations, best first; empty when valid."""
     validator = _validator(name)

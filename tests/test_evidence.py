@@ -323,6 +323,9 @@ def test_review_needs_fresh_evidence_and_complete_needs_a_review(planned: Repo) 
     review = planned.path / FOLDER / "001-review.md"
     review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
     res = planned.cli("complete")
+    assert res.exit_code == 1 and "HG509" in res.output  # who reviewed is the reviewer's to fill in
+    review.write_text(review.read_text().replace("FILL_IN: the reviewer's name (not the author's)", "Rae Viewer"))
+    res = planned.cli("complete")
     assert res.exit_code == 0, res.output
     assert planned.cli("lint").exit_code == 0
     assert "state:      completed" in planned.cli("status").output
@@ -342,7 +345,7 @@ def test_completion_without_review_is_a_finding(planned: Repo) -> None:
 
 def test_review_copied_from_another_plan(planned: Repo) -> None:
     planned.cli("verify")
-    planned.cli("review", "new")
+    planned.cli("review", "new", "--reviewer", "Rae")
     review = planned.path / FOLDER / "001-review.md"
     text = review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS")
     review.write_text(text.replace(plan_sha(planned, FOLDER), "e" * 64))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_gate.commands import PRE_COMMIT_SNIPPET
+from harness_gate.hooks import local_config
 from tests.helpers import Repo
 
 pytestmark = pytest.mark.slow  # the real pre-commit framework, try-repo installs this checkout
@@ -19,7 +19,7 @@ PY = sys.executable
 # The configuration `harness-gate init` writes, with its entries run from this
 # interpreter, so the tests exercise that very configuration through the framework's real
 # invocation (env, stash, stages) without a network.
-LOCAL_CONFIG = PRE_COMMIT_SNIPPET.replace("entry: harness-gate ", f"entry: {PY} -m harness_gate ")
+LOCAL_CONFIG = local_config("harness").replace("entry: harness-gate ", f"entry: {PY} -m harness_gate ")
 assert LOCAL_CONFIG.count(f"entry: {PY} -m harness_gate ") == 3
 
 
@@ -161,3 +161,19 @@ def test_try_repo_with_the_manifest(repo: Repo, pre_commit_home: Path) -> None:
     repo.git("checkout", "-q", "HEAD", "--", "other.py")
     res = pc(repo, "try-repo", str(PROJECT), "harness-gate")
     assert res.returncode == 0, (res.stdout + res.stderr).decode()
+
+
+def test_the_manifest_and_inits_configuration_come_from_one_definition() -> None:
+    import yaml  # pre-commit's own dependency
+
+    from harness_gate import hooks
+
+    assert (PROJECT / ".pre-commit-hooks.yaml").read_text() == hooks.manifest(), "python -m harness_gate.hooks"
+    config = yaml.safe_load(hooks.local_config("harness"))
+    manifest = {h["id"]: h for h in yaml.safe_load(hooks.manifest())}
+    assert config["default_install_hook_types"] == ["pre-commit", "pre-merge-commit", "pre-push"]
+    for hook in config["repos"][0]["hooks"]:
+        shipped = manifest[hook["id"]]
+        assert hook["entry"] == shipped["entry"]
+        assert hook["stages"] == [s for s in shipped["stages"] if s != "manual"]
+        assert set(hook["stages"]) <= set(config["default_install_hook_types"])  # every stage is installed

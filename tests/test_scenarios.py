@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from harness_gate.commands import PRE_COMMIT_SNIPPET
+from harness_gate.hooks import local_config
 from tests.github_runner import Outcome, run_action
 
 pytestmark = pytest.mark.slow  # builds a team of clones per test
 
 PY = Path(sys.executable).as_posix()
 # The configuration `init` writes, its entries run from this interpreter (no network).
-HOOKS = PRE_COMMIT_SNIPPET.replace("entry: harness-gate ", f"entry: {PY} -m harness_gate ")
+HOOKS = local_config("harness").replace("entry: harness-gate ", f"entry: {PY} -m harness_gate ")
 PLACEHOLDER = "FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED"
 
 
