@@ -13,6 +13,7 @@ from typing import Any, BinaryIO, TextIO
 from harness_gate import approvals as approvals_mod
 from harness_gate import (
     branches,
+    cache,
     evidence,
     format_commands,
     formats,
@@ -49,7 +50,17 @@ def lint(cwd: Path, files: Sequence[str]) -> Report:
     context) plus the layout rules for the file itself; a file outside the artifacts
     root is parsed on its own.
     """
-    root = git.toplevel(cwd)
+    location = git.locate(cwd)
+    # The parse cache the check hook fills: at a commit, lint runs after it on the same
+    # bytes and reads the clean parses back instead of importing the parsers again.
+    cache.configure(location.cache_dir)
+    try:
+        return _lint(cwd, location.toplevel, files)
+    finally:
+        cache.configure(None)
+
+
+def _lint(cwd: Path, root: Path, files: Sequence[str]) -> Report:
     snap = snapshot.from_worktree(root)
     if not files:
         if not snap.active:

@@ -1,8 +1,8 @@
-"""The console script: `check`, which every commit runs, then everything else.
+"""The console script: `check` and `lint`, which the hooks run, then everything else.
 
-`check` is parsed here without click: importing click and the other commands' modules
-is a fifth of the hook's start-up (docs/design.md, "Speed on the hook path"). Only an
-argument list read exactly takes this path: anything else (help, another command, an
+`check` and the hook's `lint FILE...` are parsed here without click: importing click and
+the other commands' modules is a fifth of the hook's start-up (docs/design.md, "Speed on
+the hook path"). Only an argument list read exactly takes this path: anything else (help, another command, an
 option given twice, a value click would refuse) goes to the click CLI, which owns usage
 and help. Both paths end in `run`, which turns any error into a report with exit
 code 2: the gate fails closed and never shows a traceback.
@@ -169,6 +169,30 @@ def check_options(argv: Sequence[str]) -> dict[str, str | bool] | None:
     return options
 
 
+def lint_files(argv: Sequence[str]) -> list[str] | None:
+    """The FILEs of `lint FILE...` as the lint hook runs it (names only, none of them
+    empty or looking like an option); otherwise None, and click reads it."""
+    if not argv or argv[0] != "lint":
+        return None
+    files = list(argv[1:])
+    if any(not name or name.startswith("-") for name in files):
+        return None
+    return files
+
+
+def lint(files: Sequence[str]) -> NoReturn:
+    """`harness-gate lint FILE...` in text, however its arguments were parsed."""
+
+    def body() -> Report:
+        from pathlib import Path  # noqa: PLC0415
+
+        from harness_gate import commands  # noqa: PLC0415
+
+        return commands.lint(Path.cwd(), files)
+
+    run("lint", "text", body)
+
+
 def _click_refuses_path(value: str) -> bool:
     """What `click.Path(dir_okay=False)` refuses: a directory, or a file it cannot read
     (a path that does not exist is accepted, and the check reports it)."""
@@ -184,7 +208,8 @@ def _click_refuses_path(value: str) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     options = check_options(args)
-    if options is None:
+    files = lint_files(args) if options is None else None
+    if options is None and files is None:
         try:
             from harness_gate.cli import main as cli_main  # noqa: PLC0415  (click: not on the hook path)
         except Exception as exc:  # a dependency that does not load: said in one line, exit 2
@@ -200,7 +225,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     thresholds = gc.get_threshold()
     gc.set_threshold(100_000, 20, 20)
     try:
-        check(**options)  # type: ignore[arg-type]
+        if options is not None:
+            check(**options)  # type: ignore[arg-type]
+        else:
+            lint(files or [])
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 2
     except KeyboardInterrupt:  # as click's CLI answers it

@@ -4,8 +4,8 @@ Each `run:` step is executed with `bash --noprofile --norc -eo pipefail`, its `e
 `working-directory:` evaluated from the inputs, and the runner's variables set
 (GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, RUNNER_TEMP,
 GITHUB_ACTION_PATH). The install step really installs this checkout into a venv, once per
-test session (`action_venv`); every run after that finds the venv where the step leaves it
-and runs that installed copy.
+test run (`action_venv`, shared by pytest-xdist's workers); every run after that finds the
+venv where the step leaves it and runs that installed copy.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 import yaml
+
+from tests.helpers import built_once
 
 PROJECT = Path(__file__).resolve().parent.parent
 ACTION = yaml.safe_load((PROJECT / "action.yml").read_text())
@@ -41,16 +43,18 @@ VENV = "harness-gate-venv"  # where the install step leaves the venv, under RUNN
 
 @pytest.fixture(scope="session")
 def action_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """action.yml's install step, run through bash as the runner would, once per session."""
-    temp = tmp_path_factory.mktemp("runner-temp-install")
+    """action.yml's install step, run through bash as the runner would, once per test run."""
     [step] = [s for s in ACTION["runs"]["steps"] if s["name"] == INSTALL]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
-    env.update({"RUNNER_TEMP": str(temp), "GITHUB_ACTION_PATH": str(PROJECT), "HG_PYTHON": sys.executable,
-                "PIP_CACHE_DIR": str(tmp_path_factory.mktemp("pip-cache"))})  # fmt: skip
-    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-                          cwd=temp, env=env, capture_output=True, text=True, check=False)  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return temp / VENV
+
+    def install(temp: Path) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
+        env.update({"RUNNER_TEMP": str(temp), "GITHUB_ACTION_PATH": str(PROJECT), "HG_PYTHON": sys.executable,
+                    "PIP_CACHE_DIR": str(temp / "pip-cache")})  # fmt: skip
+        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                              cwd=temp, env=env, capture_output=True, text=True, check=False)  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    return built_once(tmp_path_factory, "action-venv", install) / VENV
 
 
 @pytest.fixture

@@ -134,3 +134,39 @@ def completion_md(
         evidence=[],
         outcome=outcome,
     )
+
+
+def built_once(factory: Any, name: str, build: Any) -> Path:
+    """`build(path)` run once per test run, not once per pytest-xdist worker.
+
+    The workers share the parent of their base temporary directories; the first to take the
+    lock builds, the others wait for it and reuse the result (a venv with the package
+    installed, a team's repositories). Without xdist the base directory itself is used.
+    """
+    import fcntl
+
+    base = factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    path = shared / f"built-once-{name}"
+    with (shared / f"built-once-{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = path.with_name(path.name + ".done")
+        if not done.exists():
+            if path.exists():  # a build that failed halfway: start again
+                import shutil
+
+                shutil.rmtree(path)
+            path.mkdir()
+            build(path)
+            done.touch()
+    return path
+
+
+# The fuzz suites' depth: each run draws anew (no example database), so CI runs add up; a deep
+# run on demand is `HG_FUZZ_SCALE=10 python -m pytest tests/adversarial -k fuzz`.
+FUZZ_SCALE = float(os.environ.get("HG_FUZZ_SCALE", "0.5"))
+
+
+def examples(n: int) -> int:
+    """`n` examples scaled by HG_FUZZ_SCALE (never fewer than 20)."""
+    return max(20, round(n * FUZZ_SCALE))

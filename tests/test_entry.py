@@ -1,5 +1,5 @@
-"""The console script's lean `check` path (harness_gate.entry) against the click CLI:
-the same answers, without importing click."""
+"""The console script's lean `check` and `lint FILE...` paths (harness_gate.entry) against
+the click CLI: the same answers, without importing click."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ LEAN = [
 CLICK = [
     [],
     ["--version"],
-    ["lint"],
+    ["status"],
     ["check", "--help"],
     ["check", "-h"],
     ["check", "--stage", "bogus"],
@@ -53,11 +53,42 @@ CLICK = [
 ]
 
 
+# The lint hook's argument lists (pre-commit passes the staged names) and what click reads.
+LINT_LEAN = [["lint"], ["lint", "harness/plans/p1/plan.md"], ["lint", "harness", "src/app.py", "missing.md"]]
+LINT_CLICK = [
+    ["lint", "--format", "json"],
+    ["lint", "--format=json", "harness"],
+    ["lint", "--help"],
+    ["lint", "-h"],
+    ["lint", "--", "harness"],
+    ["lint", ""],
+    ["lint", "harness", "--bogus"],
+]
+
+
 def test_which_argument_lists_take_the_lean_path() -> None:
     for argv in LEAN:
         assert entry.check_options(argv) is not None, argv
     for argv in CLICK:
         assert entry.check_options(argv) is None, argv
+    for argv in LINT_LEAN:
+        assert entry.check_options(argv) is None and entry.lint_files(argv) == argv[1:], argv
+    for argv in LINT_CLICK + CLICK:
+        assert entry.lint_files(argv) is None, argv
+
+
+def test_the_lean_lint_answers_as_click_does(repo: Repo, capsys: pytest.CaptureFixture[str]) -> None:
+    setup_gated(repo)
+    repo.write("harness/plans/p1/notes.txt", "stray\n")  # HG516
+    verdicts = set()
+    for argv in [*LINT_LEAN, ["lint", "harness/plans/p1/notes.txt"], ["lint", "harness/plans/p1/plan.md"]]:
+        lean = entry.main(argv)
+        lean_out = capsys.readouterr()
+        full = cli.main(argv)
+        full_out = capsys.readouterr()
+        assert (lean, lean_out.out, lean_out.err) == (full, full_out.out, full_out.err), argv
+        verdicts.add(lean)
+    assert verdicts == {0, 1}
 
 
 def test_the_lean_path_answers_as_click_does(repo: Repo, capsys: pytest.CaptureFixture[str]) -> None:
@@ -81,7 +112,8 @@ def test_the_hook_command_does_not_import_click(repo: Repo) -> None:
         "import sys; from harness_gate.entry import main; code = main(sys.argv[1:]); "
         "sys.stdout.flush(); print('click' in sys.modules, file=sys.stderr); sys.exit(code)"
     )
-    for argv, imported in ((["check", "--stage", "pre-commit", "--staged"], "False"), (["lint"], "True")):
+    hooks = (["check", "--stage", "pre-commit", "--staged"], "False"), (["lint", "harness/plans/p1/plan.md"], "False")
+    for argv, imported in (*hooks, (["lint", "--format", "json"], "True"), (["status"], "True")):
         res = subprocess.run([sys.executable, "-c", probe, *argv], cwd=repo.path, capture_output=True, check=False)
         assert res.returncode == 0, res.stdout + res.stderr
         assert res.stderr.decode().strip() == imported, argv
@@ -112,3 +144,24 @@ def test_gc_thresholds_are_restored(repo: Repo) -> None:
         assert gc.get_threshold() == (500, 7, 9)
     finally:
         gc.set_threshold(*before)
+
+
+def test_the_lint_hook_reads_the_parses_the_check_hook_cached(repo: Repo) -> None:
+    """At a commit, lint runs after check on the same bytes: the parsers are not loaded again."""
+    setup_gated(repo)
+    repo.write("src/app.py", "x = 2\n")
+    repo.git("add", "-A")
+    probe = (
+        "import sys; from harness_gate.entry import main; code = main(sys.argv[1:]); sys.stdout.flush(); "
+        "print('jsonschema' in sys.modules or 'markdown_it' in sys.modules, file=sys.stderr); sys.exit(code)"
+    )
+    lint = [sys.executable, "-c", probe, "lint", "harness/plans/p1/plan.md", "harness/plans/p1/approvals.jsonl"]
+    cache = Path(repo.git("rev-parse", "--git-path", "harness-gate").decode().strip())
+    for hook_ran_first, parsers in ((False, "True"), (True, "False")):
+        if hook_ran_first:
+            assert repo.run("check", "--stage", "pre-commit", "--staged").returncode == 0
+        else:
+            assert not (repo.path / cache).exists()
+        res = subprocess.run(lint, cwd=repo.path, capture_output=True, check=False)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert res.stderr.decode().strip() == parsers

@@ -18,9 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from harness_gate.cli import cli
 from harness_gate.hooks import local_config
 from tests.github_runner import Outcome, run_action
+from tests.helpers import built_once
 
 pytestmark = pytest.mark.slow  # builds a team of clones per test
 
@@ -47,8 +50,18 @@ class Clone:
         return self.run("git", *args, check=check)
 
     def hg(self, *args: str, input: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-        """`harness-gate ARGS`, as typed in the clone."""
-        return self.run(PY, "-m", "harness_gate", *args, input=input, check=check)
+        """`harness-gate ARGS`, as typed in the clone: run in this process (click's CliRunner,
+        the clone as working directory), as a process start costs more than most commands.
+        The hooks and the Action still run the installed entry point as their own processes."""
+        here = Path.cwd()
+        os.chdir(self.path)
+        try:
+            res = CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+        finally:
+            os.chdir(here)
+        if check and res.exit_code != 0:
+            raise AssertionError(f"harness-gate {' '.join(args)} exited {res.exit_code}:\n{res.output}")
+        return subprocess.CompletedProcess(["harness-gate", *args], res.exit_code, res.stdout, res.stderr)
 
     def write(self, rel: str, text: str) -> None:
         path = self.path / rel
@@ -170,11 +183,13 @@ class Team:
 @pytest.fixture(scope="session")
 def team_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The team's repositories, built once: each test works on a copy of its own."""
-    root = tmp_path_factory.mktemp("team-template") / "team"
-    with pytest.MonkeyPatch.context() as m:
-        _pre_commit_home(m, tmp_path_factory)
-        Team.build(root)
-    return root
+
+    def build(path: Path) -> None:
+        with pytest.MonkeyPatch.context() as m:
+            _pre_commit_home(m, tmp_path_factory)
+            Team.build(path / "team")
+
+    return built_once(tmp_path_factory, "team-template", build) / "team"
 
 
 def _pre_commit_home(m: pytest.MonkeyPatch, factory: pytest.TempPathFactory) -> None:

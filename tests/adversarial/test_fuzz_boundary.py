@@ -35,6 +35,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness_gate import boundary
+from tests import helpers
 
 pytestmark = pytest.mark.slow  # property-based fuzzing against git
 
@@ -43,7 +44,7 @@ ROOT = "harness"  # the artifacts root the patterns are validated against
 
 def fuzz(examples: int) -> settings:
     return settings(
-        max_examples=examples,
+        max_examples=helpers.examples(examples),
         deadline=None,
         database=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

@@ -87,7 +87,7 @@ FUZZ = settings(
 
 
 def fuzz(examples: int) -> settings:
-    return settings(FUZZ, max_examples=examples)
+    return settings(FUZZ, max_examples=helpers.examples(examples))
 
 
 SHA_A = "0bbe5bc4573bcf1caa8ba13b58efe7c468bb397ddfe2f5a83f9c76ba92cec5b4"
