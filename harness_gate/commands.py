@@ -227,6 +227,9 @@ def _next_step(
         return "harness-gate verify, then commit its evidence: the tree changed since the plan completed"
     if life.state is lifecycle.State.EXECUTING and fresh and not stale:
         return "ask for a clean-context review: harness-gate review new"
+    if life.state is lifecycle.State.EXECUTING and any(f.reason == "tree-moved" for f in fresh):
+        # Verified once, changed since: more work, or a file that joined the tree (HG310).
+        return "the work tree changed since verify: finish the work, commit it, then harness-gate verify again"
     if life.state is lifecycle.State.EXECUTING:
         return "do the work inside the write boundary and commit it; then harness-gate verify"
     return life.next_step

@@ -187,8 +187,8 @@ RULES: dict[str, Rule] = _rules(
     Rule(
         "HG310",
         "untracked files in the verified tree",
-        "The evidence speaks of them, and the commit will not hold them unless you add them: commit them, ignore them, "
-        "or name them in `verify_outputs`.",
+        "verify records the work tree with them, and a commit holds them only if you add them: commit them, remove "
+        "them, ignore them (`.git/info/exclude` for this clone only), or name them in `verify_outputs`; then verify.",
     ),
     # HG4xx: review and lifecycle
     Rule("HG401", "illegal lifecycle sequence", "See docs/lifecycle.md for the allowed order of artifacts."),

@@ -46,7 +46,7 @@ def untracked_warning(root: Path, cfg: Config, path: str) -> list[Finding]:
         f" and {len(found) - SHOWN_FILES} more" if len(found) > SHOWN_FILES else ""
     )
     return [finding(
-        "HG310", path, f"untracked files are part of the verified tree: {shown}", severity=Severity.WARNING,
+        "HG310", path, f"untracked files are part of the tree verify records: {shown}", severity=Severity.WARNING,
     )]  # fmt: skip
 
 

@@ -69,6 +69,16 @@ def test_untracked_files_in_the_verified_tree_are_said(adopted: Repo) -> None:
     assert "HG310" in adopted.cli("status").output
 
 
+def test_status_after_the_tree_moved_since_verify_says_verify_again(adopted: Repo) -> None:
+    planned(adopted)
+    assert adopted.cli("verify").exit_code == 0
+    adopted.write("scratch-notes.txt", "written after verify\n")
+    out = adopted.cli("status").output
+    assert "tree-moved" in out
+    assert "next:       the work tree changed since verify" in out and "harness-gate verify again" in out
+    assert "HG310 untracked files are part of the tree verify records: scratch-notes.txt" in out
+
+
 # 3. init says what comes next
 def test_init_says_to_commit_the_set_up_and_install_the_hooks(repo: Repo) -> None:
     repo.write("README.md", "x\n")
