@@ -357,6 +357,7 @@ def demo(keep: Path | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    stdout = sys.stdout
     try:
         cli.main(args=argv, prog_name="harness-gate", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -368,5 +369,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo("Aborted.", err=True)
         return 130
     except SystemExit as exc:
+        if sys.stdout is not stdout:
+            # click met a closed pipe (`harness-gate --help | head -1`): it wraps the streams
+            # to stay quiet and exits 1. The reader stopped reading, nothing failed. (A
+            # command's own report keeps its verdict: entry.run.)
+            return 0
         return exc.code if isinstance(exc.code, int) else 2
     return 0

@@ -161,21 +161,28 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         return Report("status", (), {"active": True, "plan": None}, lines=(line, f"next:       {exc.hint}"))
     folder = plans.load(snap, plan_id)
     if plan_id not in plans.plan_ids(snap):
-        raise usage(f"there is no plan `{plan_id}` here ({snap.artifacts_dir}/plans/{plan_id}/ is missing)")
+        here = ", ".join(plans.plan_ids(snap)) or "none yet (harness-gate plan new)"
+        raise usage(f"there is no plan `{plan_id}` here ({snap.artifacts_dir}/plans/{plan_id}/ is missing)",
+                    f"Plans here: {here}.")  # fmt: skip
     life = lifecycle.replay(folder)
     found.extend(folder.findings)
     found.extend(life.findings)
-    unstaged = git.status_paths(root, snap.artifacts_dir + "/")
+    records = git.status_records(root, snap.artifacts_dir + "/")
+    unstaged = [path for xy, path in records if xy == "??" or xy[1] != " "]
     policy = life.policy
     fresh: list[evidence.Freshness] = []
     tree = ""
+    untracked: list[Finding] = []
     if policy is not None:
         tree = verification.fingerprint_worktree(root, snap.config)
         fresh, problems = verification.state_freshness(snap, folder, life, tree)
         found.extend(problems)
-        if life.state not in lifecycle.ENDED:
-            found.extend(verification.untracked_warning(root, snap.config, f"{folder.path}/evidence.jsonl"))
-    next_step = _next_step(snap, folder, life, fresh)
+        if life.state not in lifecycle.ENDED - {lifecycle.State.COMPLETED}:
+            untracked = verification.untracked_warning(root, snap.config, f"{folder.path}/evidence.jsonl")
+            found.extend(untracked)
+    next_step = _next_step(
+        snap, folder, life, fresh, uncommitted=[path for _, path in records], untracked=bool(untracked)
+    )
     # status informs, it never blocks: what it finds is what `lint` and `check` would say.
     found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
     data: dict[str, Any] = {
@@ -215,35 +222,57 @@ def status(cwd: Path, plan_id: str | None) -> Report:
 
 
 def _next_step(
-    snap: snapshot.Snapshot, folder: plans.PlanFolder, life: lifecycle.Lifecycle, fresh: Sequence[evidence.Freshness]
+    snap: snapshot.Snapshot,
+    folder: plans.PlanFolder,
+    life: lifecycle.Lifecycle,
+    fresh: Sequence[evidence.Freshness],
+    *,
+    uncommitted: Sequence[str],
+    untracked: bool,
 ) -> str:
-    """What to do next, from the lifecycle and what the folder holds right now."""
+    """What to do next, from the lifecycle and what the folder and the work tree hold now."""
     pending = _unfilled_review(snap, folder)
     if pending is not None:
-        return f"a clean-context reviewer fills in {pending}: Scope Reviewed, Findings and Verdict; then commit it"
-    stale = [f.command_id for f in fresh if not f.fresh]
-    if life.state is lifecycle.State.COMPLETED and stale:
+        return (
+            f"a reviewer who did not write the change fills in {pending}: Reviewer identity, Scope Reviewed, "
+            "Findings and Verdict; then commit it"
+        )
+    state = life.state
+    plan_files = {f"{folder.path}/plan.md", f"{folder.path}/approvals.jsonl"}
+    if state is lifecycle.State.EXECUTING and plan_files & set(uncommitted):
+        return (
+            f"commit the plan and its approval: git add {snap.artifacts_dir} && git commit -m 'Plan: {folder.plan_id}'"
+        )
+    stale = [f for f in fresh if not f.fresh]
+    if untracked and stale and state not in lifecycle.ENDED - {lifecycle.State.COMPLETED}:
+        # verify would record them as part of the tree, and a commit leaves them out (HG310).
+        return "commit, remove or ignore the untracked files HG310 names; then harness-gate verify"
+    if state is lifecycle.State.COMPLETED and stale:
         # An update from the base (or any later change) left the completed plan's code unverified.
         return "harness-gate verify, then commit its evidence: the tree changed since the plan completed"
-    if life.state is lifecycle.State.EXECUTING and fresh and not stale:
-        return "ask for a clean-context review: harness-gate review new"
-    if life.state is lifecycle.State.EXECUTING and any(f.reason == "tree-moved" for f in fresh):
-        # Verified once, changed since: more work, or a file that joined the tree (HG310).
+    if state is lifecycle.State.EXECUTING and fresh and not stale:
+        return "ask for a review by someone who did not write the change: harness-gate review new"
+    if state is lifecycle.State.EXECUTING and any(f.reason == "tree-moved" for f in stale):
+        # Verified once, changed since: more work, or a file that joined the tree.
         return "the work tree changed since verify: finish the work, commit it, then harness-gate verify again"
-    if life.state is lifecycle.State.EXECUTING:
+    if state is lifecycle.State.EXECUTING:
         return "do the work inside the write boundary and commit it; then harness-gate verify"
+    if state is lifecycle.State.REVIEWING and stale:
+        # complete needs fresh evidence and a passing review of exactly this tree.
+        return "the tree changed since the review: harness-gate verify, then harness-gate review new"
     return life.next_step
 
 
 def _unfilled_review(snap: snapshot.Snapshot, folder: plans.PlanFolder) -> str | None:
-    """The newest review still holding `review new`'s placeholder verdict, if any."""
+    """The newest review still holding a placeholder `review new` wrote (verdict, identity), if any."""
     from harness_gate import review  # noqa: PLC0415
 
     latest = folder.entries[-1] if folder.entries else None
     if latest is None or latest.slug != "review" or latest.artifact is not None:
         return None
     data = snap.files.get(latest.path, b"")
-    return latest.path if review.VERDICT_PLACEHOLDER.encode() in data else None
+    placeholders = (review.VERDICT_PLACEHOLDER.encode(), review.IDENTITY_PLACEHOLDER.encode())
+    return latest.path if any(p in data for p in placeholders) else None
 
 
 # -- init and plan new ---------------------------------------------------------------
@@ -295,12 +324,34 @@ def init(cwd: Path) -> Report:
             + config[config.index("  - repo: local") :]
         )
     types = " ".join(f"--hook-type {t}" for t in hooks.INSTALL_TYPES)
-    lines += [
-        "next: git add -A && git commit -m 'Adopt harness-gate'   (the adopting commit is not judged)",
-        f"      pre-commit install {types}   (in each clone)",
-        "      harness-gate plan new ID --objective '...' --boundary 'src/**' --verify 'tests=pytest -q'",
+    set_up = [".harness-gate.toml", ".gitattributes", ".pre-commit-config.yaml", snap.artifacts_dir]
+    # Only the set-up's own files: `git add -A` would sweep work in progress into the adoption.
+    steps = (
+        [f"git add {' '.join(set_up)} && git commit -m 'Adopt harness-gate'   (the adopting commit is not judged)"]
+        if git.status_records(root, *set_up)
+        else []
+    )
+    steps += [
+        f"pre-commit install {types}   (in each clone)",
+        "harness-gate plan new ID --objective '...' --boundary 'src/**' --verify 'tests=pytest -q'",
     ]
+    lines += [("next: " if i == 0 else "      ") + step for i, step in enumerate(steps)]
     return Report("init", lines=tuple(lines))
+
+
+def _bad_options(problems: Sequence[Finding], what: str) -> HarnessGateError:
+    """Options that would make an invalid artifact are a usage error (nothing is written):
+    said as the problem, without the line of a file that does not exist."""
+    first = next((f for f in problems if f.severity is Severity.ERROR), None)
+    message = first.message if first else "it does not validate"
+    return usage(f"the options make an invalid {what}, not written: {message}", "Fix that option and run it again.")
+
+
+def _check_patterns(option: str, patterns: Sequence[str], artifacts_dir: str) -> None:
+    from harness_gate import boundary  # noqa: PLC0415
+
+    for pattern, reason in boundary.validate_all(patterns, artifacts_dir):
+        raise usage(f"{option} {pattern!r}: {reason}", "docs/boundary.md gives the pattern dialect.")
 
 
 def parse_verify(spec: str, timeout: int) -> dict[str, Any]:
@@ -335,6 +386,7 @@ def plan_new(
         raise usage(
             f"{folder.relative_to(root).as_posix()} already exists", "Pick another id; plans are never overwritten."
         )
+    _check_patterns("--boundary", boundary, snap.artifacts_dir)
     text = templates.plan(
         objective=objective,
         acceptance=list(acceptance) or ["Every required verification command passes on the committed tree."],
@@ -348,7 +400,7 @@ def plan_new(
     rel = f"{snap.artifacts_dir}/plans/{plan_id}/plan.md"
     art, found = parse_artifact(rel, text.encode(), artifacts_dir=snap.artifacts_dir)
     if art is None:
-        return Report("plan new", tuple(found), lines=("plan not written: fix the options below",))
+        raise _bad_options(found, "plan")
     fsutil.write_atomic(root / rel, text.encode())
     # This branch's local pick, for when it has more than one plan open (never committed).
     branch = branches.select(root, plan_id) if git.head(root) is not None else None
@@ -395,10 +447,14 @@ def plan_amend(
     policy = life.policy
     source = next((e.artifact for e in folder.entries if e.path == policy.source), None) or folder.plan
     assert source is not None  # noqa: S101  (a parsed plan: plan_for checked it)
+    _check_patterns("--add-boundary", add_boundary, snap.artifacts_dir)
     boundary = [p for p in policy.boundary if p not in remove_boundary]
     unknown = [p for p in remove_boundary if p not in policy.boundary]
     if unknown:
-        raise usage(f"--remove-boundary {unknown[0]!r} is not in the boundary ({', '.join(policy.boundary) or 'None'})")
+        raise usage(
+            f"--remove-boundary {unknown[0]!r} is not in the boundary ({', '.join(policy.boundary) or 'None'})",
+            "Name a pattern exactly as the boundary lists it.",
+        )
     boundary += [p for p in dict.fromkeys(add_boundary) if p not in boundary]
     current = list(policy.verification["required_commands"])
     ids = {c["id"] for c in current}
@@ -421,7 +477,11 @@ def plan_amend(
     checks = [f"adds {', '.join(a.partition('=')[0] for a in add_verify)}" if add_verify else "",
               f"removes {', '.join(remove_verify)}" if remove_verify else ""]  # fmt: skip
     deltas = {
-        "objective": delta(new_objective != source.value("Objective"), why or "A new objective."),
+        # The old objective in the summary: approve shows the deltas, so a human sees both.
+        "objective": delta(
+            new_objective != source.value("Objective"),
+            f"{why + ' ' if why else ''}(was: {source.value('Objective')})",
+        ),
         "acceptance_criteria": delta(False, ""),
         "scope": delta(False, ""),
         "write_boundary": delta(boundary != list(policy.boundary), "; ".join(b for b in bounds if b)),
@@ -444,12 +504,12 @@ def plan_amend(
         boundary=boundary,
         verification={"kind": policy.verification["kind"], "required_commands": commands},
         unmodeled=policy.unmodeled_commands,
-        risks=source.value("Risks"),
+        risks=_section_markdown(snap.files.get(source.path, b""), "Risks") or source.value("Risks"),
     )
     rel = f"{folder.path}/{len(folder.entries) + 1:03d}-amendment.md"
     art, problems = parse_artifact(rel, text.encode(), artifacts_dir=snap.artifacts_dir)
     if art is None:
-        return Report("plan amend", tuple(problems), lines=("amendment not written: fix the options below",))
+        raise _bad_options(problems, "amendment")
     fsutil.write_atomic(root / rel, text.encode())
     changed = [f"  {name}: {d['summary']}" for name, d in deltas.items() if d["material"]]
     return Report("plan amend", data={"plan": folder.plan_id, "path": rel, "sha256": art.sha256}, lines=(
@@ -458,14 +518,37 @@ def plan_amend(
     ))  # fmt: skip
 
 
+def _section_markdown(data: bytes, title: str) -> str | None:
+    """A section's Markdown as written (its lists keep their markers), or None."""
+    lines = data.decode("utf-8", "replace").splitlines()
+    out: list[str] | None = None
+    fence = False
+    for line in lines:
+        if line.startswith(("```", "~~~")):
+            fence = not fence
+        if not fence and line.startswith("## "):
+            if out is not None:
+                break
+            if line[3:].strip() == title:
+                out = []
+                continue
+        if out is not None:
+            out.append(line)
+    text = "\n".join(out).strip() if out is not None else ""
+    return text or None
+
+
 def plan_use(cwd: Path, plan_id: str) -> Report:
     """Pick the plan this branch's local commands and hook use when it has several open."""
     root = git.toplevel(cwd)
     if not plans.PLAN_ID.match(plan_id):
         raise usage(f"plan id {plan_id!r} is invalid", "Plan ids match [a-z0-9][a-z0-9._-]{0,63}.")
     snap = snapshot.from_worktree(root)
+    if not snap.active:
+        return report_mod.inactive("plan use")
     if plan_id not in plans.plan_ids(snap):
-        raise usage(f"there is no plan `{plan_id}` in {snap.artifacts_dir}/plans/")
+        here = ", ".join(plans.plan_ids(snap)) or "none yet (harness-gate plan new)"
+        raise usage(f"there is no plan `{plan_id}` in {snap.artifacts_dir}/plans/", f"Plans here: {here}.")
     branch = branches.select(root, plan_id)
     if branch is None:
         raise usage("HEAD is detached: a pick is kept per branch", "Check out a branch first.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,23 +71,28 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
     where, table = tables[0]
     problems = schema.violations("config", table)
     if problems:
-        text = own if where == CONFIG_FILE else pyproject
-        raise ConfigError(_explain(where, text or b"", problems[0]), "See docs/config.md for the keys and their types.")
+        text, under = (own, ()) if where == CONFIG_FILE else (pyproject, ("tool", "harness-gate"))
+        raise ConfigError(
+            _explain(where, text or b"", problems[0], under), "See docs/config.md for the keys and their types."
+        )
     artifacts_dir = table.get("artifacts_dir", "harness")
+    text, under = (own or b"", ()) if where == CONFIG_FILE else (pyproject or b"", ("tool", "harness-gate"))
     formats: dict[str, dict[str, Any]] = table.get("formats", {})
     for name, settings in formats.items():
         for pattern in settings.get("paths", ()):
             try:
                 boundary.validate(pattern, artifacts_dir)
             except boundary.PatternError as exc:
-                raise ConfigError(f"{where}: formats.{name}.paths: {pattern!r}: {exc}") from None
+                at = _line_of(text, ["formats", name, "paths"], under)
+                raise ConfigError(f"{where}{at}: `formats.{name}.paths`: {pattern!r}: {exc}") from None
     for pattern in table.get("verify_outputs", ()):
         try:
             boundary.validate(pattern, artifacts_dir)
         except boundary.PatternError as exc:
-            raise ConfigError(f"{where}: verify_outputs: {pattern!r}: {exc}") from None
+            at = _line_of(text, ["verify_outputs"], under)
+            raise ConfigError(f"{where}{at}: `verify_outputs`: {pattern!r}: {exc}") from None
     if artifacts_dir.split("/")[0].lower() == ".git":
-        raise ConfigError(f"{where}: artifacts_dir cannot be inside .git")
+        raise ConfigError(f"{where}{_line_of(text, ['artifacts_dir'], under)}: `artifacts_dir` cannot be inside .git")
     return Config(
         artifacts_dir=artifacts_dir,
         require_signed_approvals=table.get("require_signed_approvals", False),
@@ -127,7 +133,7 @@ _WHAT = {
 }
 
 
-def _explain(where: str, text: bytes, error: Any) -> str:
+def _explain(where: str, text: bytes, error: Any, table: Sequence[str] = ()) -> str:
     """One configuration problem, said for a person: the file, the line of the key when the
     file has it, the key, and a near name for a key that does not exist."""
     path = [str(p) for p in error.absolute_path if not isinstance(p, int)]
@@ -138,8 +144,8 @@ def _explain(where: str, text: bytes, error: Any) -> str:
         name = ".".join([*path, unknown[0]]) if unknown else key
         near = difflib.get_close_matches(unknown[0], allowed, n=1) if unknown else []
         hint = f" (did you mean `{'.'.join([*path, near[0]])}`?)" if near else f" (the keys: {', '.join(allowed)})"
-        return f"{where}{_line_of(text, unknown[0] if unknown else '')}: unknown key `{name}`{hint}"
-    at = _line_of(text, path[0] if path else "")
+        return f"{where}{_line_of(text, [*path, unknown[0]] if unknown else path, table)}: unknown key `{name}`{hint}"
+    at = _line_of(text, path, table)
     if error.validator == "pattern" and path and path[0] in _WHAT:
         return f"{where}{at}: `{key}` must be {_WHAT[path[0]]}, not {error.instance!r}"
     if error.validator == "enum":
@@ -156,15 +162,32 @@ _TYPES = {"array": "a list", "string": "a string", "boolean": "true or false", "
           "object": "a table"}  # fmt: skip
 
 
-def _line_of(text: bytes, key: str) -> str:
-    """ ", line N" for the line that sets `key` (the first one), or nothing."""
+_HEADER = re.compile(rb"^[ \t]*\[\[?([^\]]+)\]\]?[ \t]*(?:#.*)?$")
+_ASSIGN = re.compile(rb"^[ \t]*([A-Za-z0-9_.\-\"' \t]+?)[ \t]*=")
+
+
+def _dotted(raw: bytes) -> list[str]:
+    return [part.strip().strip("\"'") for part in raw.decode("utf-8", "replace").split(".")]
+
+
+def _line_of(text: bytes, key: Sequence[str], table: Sequence[str] = ()) -> str:
+    """ ", line N" for the first line that sets `key` (a path of keys below `table`, as
+    `[formats.tasks]` or `formats.tasks.enabled = ...` spell it), or nothing."""
+    target = [*table, *key]
     if not key:
         return ""
-    pattern = re.compile(rb"^[ \t]*[\"']?" + re.escape(key.encode()) + rb"[\"']?[ \t]*=", re.MULTILINE)
-    found = pattern.search(text)
-    if found is None:
-        return ""
-    return f", line {text.count(NEWLINE, 0, found.start()) + 1}"
+    current: list[str] = []
+    for number, line in enumerate(text.split(NEWLINE), 1):
+        header = _HEADER.match(line)
+        if header:
+            current = _dotted(header.group(1))
+            if current[: len(target)] == target:
+                return f", line {number}"
+            continue
+        assign = _ASSIGN.match(line)
+        if assign and [*current, *_dotted(assign.group(1))][: len(target)] == target:
+            return f", line {number}"
+    return ""
 
 
 NEWLINE = b"\n"

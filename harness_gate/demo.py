@@ -150,8 +150,9 @@ def _run(out: TextIO, repo: Path) -> int:
     d.step("Adopt harness-gate", "harness-gate init", lambda: commands.init(repo), 0)
     d.shell(
         "Commit the set-up (the adopting commit is not judged)",
-        "git add -A && git commit -m 'Adopt harness-gate'",
-        ("add", "-A"),
+        "git add .harness-gate.toml .gitattributes .pre-commit-config.yaml harness "
+        "&& git commit -m 'Adopt harness-gate'",
+        ("add", ".harness-gate.toml", ".gitattributes", ".pre-commit-config.yaml", "harness"),
         ("commit", "-qm", "Adopt harness-gate"),
     )
     d.step(
@@ -198,13 +199,14 @@ def _run(out: TextIO, repo: Path) -> int:
            "sed -i 's/a + b/b + a/' src/calc.py && git add -A && harness-gate check --stage pre-push --staged",
            gate("pre-push"), 0)  # fmt: skip
     d.step("Verify again", "harness-gate verify", lambda: verification.verify(repo, None, ()), 0)
-    d.step("Ask for a clean-context review of exactly this tree", "harness-gate review new --reviewer 'Rae Viewer'",
+    d.step("Ask for a review of exactly this tree, by someone who did not write it",
+           "harness-gate review new --reviewer 'Rae Viewer'",
            lambda: review.review_new(repo, None, "Rae Viewer"), 0)  # fmt: skip
     review_path = repo / "harness/plans/add/001-review.md"
     review_path.write_text(
         review_path.read_text()
         .replace(review.VERDICT_PLACEHOLDER, "PASS")
-        .replace("FILL IN: what the clean-context reviewer read", "The diff, the plan and the evidence")
+        .replace("FILL IN: what the reviewer read", "The diff, the plan and the evidence")
     )
     d.say("The reviewer reads the diff and fills in the verdict: PASS", "$EDITOR harness/plans/add/001-review.md")
     d.shell("Commit the work with its evidence and review", "git add -A && git commit -m 'Add add()'",

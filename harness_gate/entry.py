@@ -69,9 +69,17 @@ def run(name: str, fmt: str, body: Callable[[], Report]) -> NoReturn:
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # fail closed: any bug blocks with a reason
+        module = _failed_dependency(exc)
         report = Report(
             name,
             error=HarnessGateError(
+                "HG907",
+                f"{module} failed to load ({type(exc).__name__}: {exc})",
+                "Install harness-gate in an environment of its own (`pipx install`), where no package of the "
+                "repository it guards can stand in for one of its dependencies.",
+            )
+            if module
+            else HarnessGateError(
                 "HG999",
                 f"internal error: {type(exc).__name__}: {exc}",
                 "This is a bug in harness-gate; the command failed closed.",
@@ -90,6 +98,29 @@ def run(name: str, fmt: str, body: Callable[[], Report]) -> NoReturn:
             sys.stderr.write(f"harness-gate: cannot write the report: {exc}\n")
         sys.exit(2)
     sys.exit(report.exit_code)
+
+
+def _failed_dependency(exc: BaseException) -> str | None:
+    """The module whose import raised `exc`, when it is not harness-gate's own: a package of
+    the guarded repository shadowing a dependency (`click/`, `jsonschema/` on the path) is
+    the environment's fault, not a bug to report. (Python strips its import machinery from
+    tracebacks: an exception raised by a module's top level ends in a `<module>` frame.)"""
+    import traceback  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    own = Path(__file__).resolve().parent
+
+    def foreign(filename: str | None) -> bool:
+        return filename is not None and not filename.startswith("<") and own not in Path(filename).resolve().parents
+
+    if isinstance(exc, SyntaxError):
+        return exc.filename if foreign(exc.filename) else None
+    if isinstance(exc, ImportError) and exc.name:
+        return None if exc.name.split(".")[0] == "harness_gate" else exc.name
+    frames = traceback.extract_tb(exc.__traceback__)
+    if frames and frames[-1].name == "<module>" and foreign(frames[-1].filename):
+        return frames[-1].filename
+    return None
 
 
 def check(

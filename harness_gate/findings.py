@@ -161,7 +161,8 @@ RULES: dict[str, Rule] = _rules(
     Rule(
         "HG302",
         "evidence is for another tree",
-        "The files changed after verification: run `harness-gate verify` again.",
+        "The files changed after verification: run `harness-gate verify` on exactly the tree you commit (an untracked "
+        "file it saw, HG310, is not in the commit: commit, remove or ignore it first) and commit its evidence.",
     ),
     Rule(
         "HG303", "evidence is for another plan", "The plan changed after verification: run `harness-gate verify` again."
@@ -180,9 +181,10 @@ RULES: dict[str, Rule] = _rules(
     Rule(
         "HG309",
         "a verify command changed the work tree",
-        "A file the command writes and git should not track: ignore it (`.gitignore`, which the plan must list "
-        "exactly; or `.git/info/exclude`, this clone only), or name it in `verify_outputs` (docs/config.md). A tracked "
-        "file the command changes: make the command leave it alone.",
+        "A file the command writes and git should not track: ignore it, in `.git/info/exclude` (this clone, at once) "
+        "or in `.gitignore` (every clone; a protected file the plan must list exactly), remove it, and verify again. "
+        "`verify_outputs` in the configuration (protected too, docs/config.md) only leaves it out of the fingerprint: "
+        "`git add -A` would still commit it. A tracked file the command changes: make the command leave it alone.",
     ),
     Rule(
         "HG310",
@@ -224,7 +226,8 @@ RULES: dict[str, Rule] = _rules(
     Rule(
         "HG413",
         "no fresh passing review",
-        "Ask a clean-context reviewer: `harness-gate review new`, on exactly the tree you commit.",
+        "Ask someone who did not write the change for a review: `harness-gate review new`, "
+        "on exactly the tree you commit.",
     ),
     Rule("HG414", "the review does not pass", "Repair the review's findings (a Repair Record), then review again."),
     Rule(
@@ -577,6 +580,12 @@ RULES: dict[str, Rule] = _rules(
         "Fetch the full history: `git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout.",
     ),
     Rule("HG906", "cannot verify signatures", "Install OpenSSH's ssh-keygen (signed approvals are verified with it)."),
+    Rule(
+        "HG907",
+        "a dependency failed to load",
+        "Install harness-gate in an environment of its own (`pipx install`), where no package of the repository it "
+        "guards (a directory on PYTHONPATH, the current directory) can stand in for one of its dependencies.",
+    ),
     Rule("HG999", "internal error", "This is a bug in harness-gate; the gate failed closed."),
 )
 

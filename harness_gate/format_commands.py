@@ -46,7 +46,7 @@ def list_files(cwd: Path) -> Report:
     root = git.toplevel(cwd)
     cfg = snapshot.from_worktree(root).config
     chosen = formats.worktree_files(root, cfg)
-    lines = [f"{formats.load(n).seed} {n:9} {p}" for n, p in chosen] or ["no files of the other harness formats"]
+    lines = [f"{n:9} {p}" for n, p in chosen] or ["no files of the other harness formats"]
     return Report("formats list", data={"files": [{"format": n, "path": p} for n, p in chosen]}, lines=tuple(lines))
 
 

@@ -418,18 +418,25 @@ def resolve(root: Path, rev: str) -> str | None:
     return out.decode().strip() if out is not None else None
 
 
-def status_paths(root: Path, prefix: str) -> list[str]:
-    """Paths under `prefix` whose work-tree state differs from the index (or untracked)."""
+def status_records(root: Path, *prefixes: str) -> list[tuple[str, str]]:
+    """`git status` of the paths under `prefixes`: (XY, path) for every path not as HEAD has
+    it (XY as in --porcelain=v1: X the index against HEAD, Y the work tree against the index)."""
+    specs = [f":(literal){prefix}" for prefix in prefixes]
     raw = run(
-        ["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", f":(literal){prefix}"],
+        ["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", *specs],
         cwd=root,
         env=_filters_off(root),  # status compares racily clean files through their filter
     )
-    out = []
-    for rec in _terminated(raw, "status").split(b"\0"):
-        if rec[:2] == b"??" or (len(rec) > 3 and rec[1:2] != b" "):
-            out.append(os.fsdecode(rec[3:]))
-    return out
+    return [
+        (rec[:2].decode("ascii", "replace"), os.fsdecode(rec[3:]))
+        for rec in _terminated(raw, "status").split(b"\0")
+        if len(rec) > 3
+    ]
+
+
+def status_paths(root: Path, prefix: str) -> list[str]:
+    """Paths under `prefix` whose work-tree state differs from the index (or untracked)."""
+    return [path for xy, path in status_records(root, prefix) if xy == "??" or xy[1] != " "]
 
 
 # -- change sets -----------------------------------------------------------------------

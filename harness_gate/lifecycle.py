@@ -356,17 +356,18 @@ class _Replay:
             return f"approve {self.pending.name if self.pending else 'it'}: harness-gate approve"
         if s in PAUSED:
             return (
-                "write a Pause Report"
+                "write a Pause Report (its template: docs/artifacts.md)"
                 if not self.pause_reported
-                else "write a Repair Resume or a Plan Amendment, or cancel"
+                else "write a Repair Resume (docs/artifacts.md) or amend the plan (harness-gate plan amend), or "
+                "cancel it (harness-gate complete --cancel)"
             )
         if s is State.REVIEWING:
             return "complete it: harness-gate complete"
         if s is State.AUTO_REPAIRING:
-            return "repair the review's findings and write a Repair Record"
+            return "repair the review's findings and write a Repair Record (its template: docs/artifacts.md)"
         if s in ENDED:
             return "none for this plan (new work needs a new plan: harness-gate plan new)"
-        return "do the work inside the write boundary, verify, then ask for a clean-context review"
+        return "do the work inside the write boundary, harness-gate verify, then harness-gate review new"
 
 
 def replay(folder: PlanFolder) -> Lifecycle:

@@ -72,7 +72,7 @@ def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
         binding={"plan_sha256": life.plan_sha256, "amendment_sha256": life.amendment_sha256, "tree": tree,
                  "change": branch_change(root, snap.config, tree), "evidence": refs},
         identity=reviewer or IDENTITY_PLACEHOLDER,
-        scope="FILL IN: what the clean-context reviewer read (the diff, the plan, the evidence).",
+        scope="FILL IN: what the reviewer read (the diff, the plan, the evidence).",
         findings=[],
         verdict=VERDICT_PLACEHOLDER,
     )  # fmt: skip

@@ -77,6 +77,10 @@ def errors(name: str, instance: Any) -> list[str]:
     out = []
     for err in sorted(validator.iter_errors(instance), key=lambda e: (list(e.absolute_path), e.message)):
         where = "/".join(str(p) for p in err.absolute_path) or "(root)"
-        message = err.message if len(err.message) <= 200 else err.message[:197] + "..."
+        message = err.message
+        if err.validator == "pattern" and isinstance(err.schema, dict) and "description" in err.schema:
+            # A pattern says what it refuses poorly; the schema's words say what is wanted.
+            message = f"must be {err.schema['description']}, not {err.instance!r}"
+        message = message if len(message) <= 200 else message[:197] + "..."
         out.append(f"{name}: {where}: {message}")
     return out

@@ -149,7 +149,9 @@ def _run_and_record(
     timeout: float,
     plan_sha256: str,
     policy: str,
-) -> tuple[str, evidence.Record, str]:
+) -> tuple[str, evidence.Record, str, str]:
+    """The tree it ran on, the record appended, what it changed ("" if nothing) and the
+    command's own status (PASS even when changing the tree made the record a FAIL)."""
     before = fingerprint_worktree(root, cfg)
     outcome = runner.run(command, shell=shell, timeout=timeout, cwd=root)
     after = fingerprint_worktree(root, cfg)
@@ -180,7 +182,7 @@ def _run_and_record(
         raise HarnessGateError("HG903", f"cannot append to {log}: {exc}") from None
     rec, _ = evidence.parse_line(line[:-1].encode("utf-8"), 0)
     assert rec is not None  # noqa: S101  (record_line checked it)
-    return before, rec, changed
+    return before, rec, changed, outcome.status
 
 
 def _changed_tree(folder: plans.PlanFolder, command_id: str, changed: str) -> Finding:
@@ -222,7 +224,7 @@ def verify(cwd: Path, plan_id: str | None, only: Sequence[str]) -> Report:
     for cmd in commands:
         if only and cmd["id"] not in only:
             continue
-        tree, rec, changed = _run_and_record(
+        tree, rec, changed, own = _run_and_record(
             root, snap.config, log, command_id=cmd["id"], command=cmd["command"], shell=cmd.get("shell", False),
             timeout=cmd["timeout_seconds"], plan_sha256=life.plan_sha256, policy=policy,
         )  # fmt: skip
@@ -231,9 +233,9 @@ def verify(cwd: Path, plan_id: str | None, only: Sequence[str]) -> Report:
         )
         if changed:
             found.append(_changed_tree(folder, cmd["id"], changed))
-        elif rec.status != "PASS":
-            code = "HG305" if rec.status == "FAIL" else "HG306"
-            tail = rec.key_output.strip().splitlines()[-3:]
+        if own != "PASS":  # the command's own failure, also when it changed the tree
+            code = "HG305" if own == "FAIL" else "HG306"
+            tail = [ln for ln in rec.key_output.strip().splitlines() if not ln.startswith("[harness-gate]")][-3:]
             found.append(finding(code, f"{folder.path}/evidence.jsonl", f"`{cmd['id']}`: {' | '.join(tail)[:300]}"))
     lines.append(f"recorded in {folder.path}/evidence.jsonl; commit it with the tree it speaks of")
     return Report("verify", tuple(found), {"plan": folder.plan_id}, lines=tuple(lines))
@@ -263,15 +265,15 @@ def record(cwd: Path, plan_id: str | None, command_id: str, argv: Sequence[str],
     _refuse_hidden(root)
     _check_log(root, folder, snap)
     assert life.policy is not None and life.plan_sha256 is not None  # noqa: S101
-    tree, rec, changed = _run_and_record(
+    tree, rec, changed, own = _run_and_record(
         root, snap.config, _log(root, folder), command_id=command_id, command=command, shell=False,
         timeout=timeout, plan_sha256=life.plan_sha256, policy=evidence.policy_hash(life.policy.verification),
     )  # fmt: skip
-    found = [] if rec.status == "PASS" else [finding(
-        "HG305" if rec.status == "FAIL" else "HG306", f"{folder.path}/evidence.jsonl", f"`{command_id}`: {rec.status}"
-    )]  # fmt: skip
-    if changed:
-        found = [_changed_tree(folder, command_id, changed)]
+    found = [_changed_tree(folder, command_id, changed)] if changed else []
+    if own != "PASS":  # the command's own failure, also when it changed the tree
+        found.append(finding(
+            "HG305" if own == "FAIL" else "HG306", f"{folder.path}/evidence.jsonl", f"`{command_id}`: {own}"
+        ))  # fmt: skip
     return Report("record", tuple(found), {"plan": folder.plan_id}, lines=(
         f"{command_id} {rec.status} {rec.duration_ms / 1000:.1f}s tree {tree[:12]} `{command}`",
     ))  # fmt: skip

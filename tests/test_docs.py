@@ -79,3 +79,19 @@ def test_threat_model_names_only_catalogued_codes() -> None:
     cited = set(re.findall(r"HG[0-9]{3}", text))
     assert cited <= set(RULES), sorted(cited - set(RULES))
     assert {"HG213", "HG214", "HG215", "HG216", "HG217", "HG218", "HG219", "HG220", "HG906"} <= cited
+
+
+def test_the_hooks_readme_and_docs_show_are_the_manifests() -> None:
+    """README's hook table and snippet, and docs/hooks.md's table, say what hooks.py renders."""
+    import re
+
+    from harness_gate.hooks import HOOKS, INSTALL_TYPES
+
+    readme = (DOCS.parent / "README.md").read_text()
+    assert f"default_install_hook_types: [{', '.join(INSTALL_TYPES)}]" in readme
+    hooks_doc = (DOCS / "hooks.md").read_text()
+    for hook in HOOKS:
+        [row] = re.findall(rf"^\| `{re.escape(hook.id)}` \| ([^|]*) \|", readme, re.M)
+        assert [s.strip() for s in row.split(",")] == list(hook.stages), hook.id
+        [row] = re.findall(rf"^\| `{re.escape(hook.id)}` \| ([^|]*) \|", hooks_doc, re.M)
+        assert [s.strip(" `") for s in row.split(",")] == [*hook.stages, "manual"], hook.id

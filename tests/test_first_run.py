@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -54,10 +55,21 @@ def test_verify_names_what_a_command_wrote_and_how_to_fix_it(adopted: Repo) -> N
     assert "HG309" in res.output
     assert "created junit.xml (untracked, not ignored)" in res.output
     assert "verify_outputs" in res.output and ".git/info/exclude" in res.output
+    status = adopted.cli("status").output  # what to do now: not "verify again" while junit.xml is there
+    assert "next:       commit, remove or ignore the untracked files HG310 names; then harness-gate verify" in status
+    assert "HG310 untracked files are part of the tree verify records: junit.xml" in status
     (adopted.path / "junit.xml").unlink()
     adopted.write(".harness-gate.toml", 'artifacts_dir = "harness"\nverify_outputs = ["junit.xml"]\n')
     res = adopted.cli("verify")
     assert res.exit_code == 0, res.output  # named as the command's output: left out of the fingerprint
+
+
+def test_a_command_that_fails_and_writes_a_file_reports_both(adopted: Repo) -> None:
+    planned(adopted, f"{PY} -c \"open('out.txt', 'w').write('x'); raise SystemExit('no such module: thing')\"")
+    res = adopted.cli("verify")
+    assert res.exit_code == 1
+    assert "HG309" in res.output and "created out.txt" in res.output
+    assert "HG305" in res.output and "no such module: thing" in res.output  # the failure itself, not hidden
 
 
 def test_untracked_files_in_the_verified_tree_are_said(adopted: Repo) -> None:
@@ -69,13 +81,31 @@ def test_untracked_files_in_the_verified_tree_are_said(adopted: Repo) -> None:
     assert "HG310" in adopted.cli("status").output
 
 
+def test_a_scratch_file_verify_saw_is_named_at_ci_with_the_way_out(adopted: Repo) -> None:
+    """The issue's trail: a scratch file joined the verified tree, the commit left it out, and
+    CI said only "run verify again"; now verify warns (HG310) and CI's hint names the cause."""
+    planned(adopted)
+    adopted.write("src/a.py", "a = 2\n")
+    adopted.write("scratch-notes.txt", "mine\n")
+    assert "HG310" in adopted.cli("verify").output
+    adopted.git("add", "src", "harness")  # the scratch file stays out of the commit
+    adopted.git("commit", "-qm", "work and evidence")
+    res = adopted.cli("check", "--stage", "ci", "--base", "HEAD~2")
+    assert res.exit_code == 1
+    assert "HG302" in res.output and "scratch-notes.txt" in res.output
+    assert "HG310" in res.output and "commit, remove or ignore it first" in res.output
+
+
 def test_status_after_the_tree_moved_since_verify_says_verify_again(adopted: Repo) -> None:
     planned(adopted)
     assert adopted.cli("verify").exit_code == 0
-    adopted.write("scratch-notes.txt", "written after verify\n")
+    adopted.write("src/a.py", "a = 3\n")
     out = adopted.cli("status").output
     assert "tree-moved" in out
     assert "next:       the work tree changed since verify" in out and "harness-gate verify again" in out
+    adopted.write("scratch-notes.txt", "written after verify\n")  # an untracked file: dealt with first
+    out = adopted.cli("status").output
+    assert "next:       commit, remove or ignore the untracked files HG310 names; then harness-gate verify" in out
     assert "HG310 untracked files are part of the tree verify records: scratch-notes.txt" in out
 
 
@@ -83,9 +113,16 @@ def test_status_after_the_tree_moved_since_verify_says_verify_again(adopted: Rep
 def test_init_says_to_commit_the_set_up_and_install_the_hooks(repo: Repo) -> None:
     repo.write("README.md", "x\n")
     out = repo.cli("init").output
-    assert "git add -A && git commit -m 'Adopt harness-gate'" in out
+    add = "git add .harness-gate.toml .gitattributes .pre-commit-config.yaml harness && git commit -m 'Adopt harness-ga"
+    assert f"next: {add}" in out
     assert "pre-commit install --hook-type pre-commit --hook-type pre-merge-commit --hook-type pre-push" in out
     assert "harness-gate plan new" in out
+    repo.write("src/wip.py", "work in progress\n")
+    repo.git("add", ".harness-gate.toml", ".gitattributes", ".pre-commit-config.yaml", "harness")
+    repo.git("commit", "-qm", "Adopt harness-gate")
+    assert repo.git("status", "--porcelain").decode().split() == ["??", "README.md", "??", "src/"]  # left alone
+    again = repo.cli("init").output  # adopted and committed: no adoption step to take again
+    assert "git add" not in again and "next: pre-commit install" in again
 
 
 # 4. plan amend
@@ -102,6 +139,40 @@ def test_plan_amend_writes_an_amendment_ready_for_approve(adopted: Repo) -> None
     assert [c["id"] for c in status["required_commands"]] == ["tests", "lint"]
     assert adopted.cli("lint").exit_code == 0
     assert adopted.cli("plan", "amend").exit_code == 2  # nothing to amend is a usage error
+
+
+def test_plan_amend_keeps_the_plan_as_written_and_shows_the_old_objective(repo: Repo) -> None:
+    repo.write("README.md", "x\n")
+    assert repo.cli("init").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt")
+    res = repo.cli("plan", "new", "p1", "--objective", "Fix the thing", "--boundary", "src/**", "--verify",
+                   "tests=python -c pass", "--risk", "R1", "--risk", "R2")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    repo.approve()
+    assert repo.cli("plan", "amend", "--objective", "Fix two things").exit_code == 0
+    text = repo.read("harness/plans/p1/001-amendment.md").decode()
+    assert "## Risks\n\n- R1\n- R2\n" in text  # the list stays a list
+    approval = repo.cli("approve", input="y\n")
+    assert "objective: (was: Fix the thing)" in approval.output and "objective: Fix two things" in approval.output
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan", "amend", "--add-boundary", "/abs"],
+        ["plan", "new", "p2", "--objective", "o", "--boundary", "../x", "--verify", "t=true"],
+        ["plan", "new", "p2", "--objective", "o", "--boundary", "**", "--verify", "t=true"],
+    ],
+)
+def test_an_option_that_makes_an_invalid_plan_is_a_usage_error(adopted: Repo, argv: list[str]) -> None:
+    planned(adopted)
+    before = sorted(p.name for p in (adopted.path / "harness/plans").rglob("*"))
+    res = adopted.cli(*argv)
+    assert res.exit_code == 2, res.output
+    assert "HG904" in res.output and repr(argv[6] if argv[1] == "new" else argv[3]) in res.output
+    assert ".md:" not in res.output  # no line of a file that was never written
+    assert sorted(p.name for p in (adopted.path / "harness/plans").rglob("*")) == before
 
 
 # 5. status informs, never blocks, and says what to do next
@@ -122,15 +193,45 @@ def test_status_in_ordinary_states(adopted: Repo) -> None:
     assert res.exit_code == 2 and "there is no plan `ghost`" in res.output
 
 
+def test_status_names_the_step_that_works(adopted: Repo) -> None:
+    """Each next step is one the named command accepts: no `complete` that complete refuses."""
+    adopted.cli("plan", "new", "p1", "--objective", "Fix the thing", "--boundary", "src/**", "--verify",
+                f"tests={PY} -c pass")  # fmt: skip
+    adopted.approve()
+    out = adopted.cli("status").output  # approved, not committed
+    assert "next:       commit the plan and its approval: git add harness && git commit -m 'Plan: p1'" in out
+    adopted.git("add", "-A")
+    adopted.git("commit", "-qm", "plan")
+    adopted.write("src/a.py", "a = 2\n")
+    assert adopted.cli("verify").exit_code == 0
+    assert adopted.cli("review", "new", "--reviewer", "Rae Viewer").exit_code == 0
+    [review] = (adopted.path / "harness/plans/p1").glob("*-review.md")
+    review.write_text(review.read_text().replace(PLACEHOLDER, "PASS"))
+    adopted.git("add", "-A")
+    adopted.git("commit", "-qm", "work, evidence, review")
+    assert "next:       complete it: harness-gate complete" in adopted.cli("status").output
+    adopted.write("src/a.py", "a = 3\n")  # changed after the review
+    out = adopted.cli("status").output
+    assert "next:       the tree changed since the review: harness-gate verify, then harness-gate review new" in out
+    assert adopted.cli("complete").exit_code == 1  # what status no longer suggests
+    assert adopted.cli("verify").exit_code == 0
+    assert adopted.cli("review", "new", "--reviewer", "Rae Viewer").exit_code == 0  # the step status named works
+
+
 # 6. a reader that stops reading
-def test_a_closed_pipe_ends_quietly(adopted: Repo) -> None:
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [(["status"], 0), (["--help"], 0), (["plan", "--help"], 0), (["--version"], 0), (["check", "--range", "x"], 2)],
+)
+def test_a_closed_pipe_ends_quietly(adopted: Repo, argv: list[str], code: int) -> None:
+    """status and click's own output (help, version) alike; a verdict keeps its exit code."""
     planned(adopted)
     read, write = os.pipe()
     os.close(read)  # nobody will read: the first write fails with EPIPE
-    proc = subprocess.run([PY, "-m", "harness_gate", "status"], cwd=adopted.path, stdout=write,
+    proc = subprocess.run([PY, "-m", "harness_gate", *argv], cwd=adopted.path, stdout=write,
                           stderr=subprocess.PIPE, check=False)  # fmt: skip
     os.close(write)
-    assert proc.returncode == 0
+    assert proc.returncode == code
     assert proc.stderr == b""
 
 
@@ -154,7 +255,11 @@ def test_refusals_exit_1_and_inactive_repositories_exit_0(adopted: Repo, tmp_pat
     plain = Repo(tmp_path / "plain")
     plain.path.mkdir()
     subprocess.run(["git", "init", "-q", str(plain.path)], check=True)
-    for args in (["verify"], ["review", "new"], ["complete"], ["status"], ["lint"], ["record", "--", "true"]):
+    plain.git("commit", "-q", "--allow-empty", "-m", "a project that never adopted harness-gate")
+    commands = (["verify"], ["review", "new"], ["complete"], ["status"], ["lint"], ["record", "--", "true"],
+                ["approve"], ["plan", "amend", "--objective", "x"], ["plan", "use", "p"], ["explain", "a.py"],
+                ["check", "--staged"])  # fmt: skip
+    for args in commands:
         proc = plain.run(*args)
         assert proc.returncode == 0, (args, proc.stdout)
         assert b"inactive" in proc.stdout
@@ -183,7 +288,13 @@ def test_only_check_speaks_github(adopted: Repo, monkeypatch: pytest.MonkeyPatch
             '\nevidence_stages = ["prepush"]\n',
             ".harness-gate.toml, line 2: `evidence_stages[0]`: 'prepush' is not one of",
         ),
-        ("[formats.taks]\nenabled = false\n", "unknown key `formats.taks` (did you mean `formats.tasks`?)"),
+        (
+            "# comment\n[formats.taks]\nenabled = false\n",
+            ".harness-gate.toml, line 2: unknown key `formats.taks` (did you mean `formats.tasks`?)",
+        ),
+        ("formats.tasks.enabld = true\n", ".harness-gate.toml, line 1: unknown key `formats.tasks.enabld`"),
+        ('\n\nverify_outputs = ["../x"]\n', ".harness-gate.toml, line 3: `verify_outputs`: '../x'"),
+        ('[formats.tasks]\npaths = ["/abs"]\n', ".harness-gate.toml, line 2: `formats.tasks.paths`: '/abs'"),
     ],
 )
 def test_configuration_errors_name_the_file_line_and_key(adopted: Repo, text: str, said: str) -> None:
@@ -191,6 +302,17 @@ def test_configuration_errors_name_the_file_line_and_key(adopted: Repo, text: st
     res = adopted.cli("status")
     assert res.exit_code == 2
     assert said in res.output
+
+
+def test_a_key_in_pyproject_is_found_in_its_own_table(adopted: Repo) -> None:
+    """`name` on line 2 is the project's; the one harness-gate refuses is on line 6."""
+    (adopted.path / ".harness-gate.toml").unlink()
+    adopted.write(
+        "pyproject.toml", '[project]\nname = "x"\n\n[tool.harness-gate]\nartifacts_dir = "harness"\nname = "y"\n'
+    )
+    res = adopted.cli("status")
+    assert res.exit_code == 2
+    assert "pyproject.toml, line 6: unknown key `name`" in res.output
 
 
 # 11. init in an adopted repository; a dependency that does not load
@@ -214,6 +336,33 @@ def test_a_dependency_that_does_not_load_is_one_line(adopted: Repo, tmp_path: Pa
     assert b"cannot load its command line" in res.stderr
 
 
+@pytest.mark.parametrize(
+    ("module", "source", "argv"),
+    [
+        ("jsonschema", "this is not python (\n", ["lint", "harness/plans/p1/plan.md"]),
+        ("markdown_it", "raise ImportError('a markdown_it under development')\n", ["lint", "harness/plans/p1/plan.md"]),
+        ("jsonschema", "raise RuntimeError('half a package')\n", ["status"]),
+    ],
+)
+def test_any_dependency_that_does_not_load_is_said_to_be_one(
+    adopted: Repo, tmp_path: Path, module: str, source: str, argv: list[str]
+) -> None:
+    """Not only click: a shadowed jsonschema or markdown_it is the environment's, not a bug (HG907)."""
+    planned(adopted)
+    shadow = tmp_path / "shadow" / module
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(source)
+    project = Path(__file__).resolve().parent.parent
+    clean = adopted.run(*argv)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    shutil.rmtree(adopted.path / ".git" / "harness-gate", ignore_errors=True)  # no cached parse: the parsers load
+    res = adopted.run(*argv, env={"PYTHONPATH": f"{shadow.parent}{os.pathsep}{project}"})
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert b"Traceback" not in res.stdout + res.stderr
+    assert b"HG907" in res.stdout and b"failed to load" in res.stdout and b"HG999" not in res.stdout
+    assert b"pipx install" in res.stdout
+
+
 # 12. who reviews is the reviewer's to say; a demo repository can be kept
 def test_the_review_template_leaves_the_reviewer_to_the_reviewer(adopted: Repo) -> None:
     planned(adopted)
@@ -224,6 +373,10 @@ def test_the_review_template_leaves_the_reviewer_to_the_reviewer(adopted: Repo) 
     adopted.write("harness/plans/p1/001-review.md", text.replace(PLACEHOLDER, "PASS"))
     res = adopted.cli("lint")
     assert res.exit_code == 1 and "identity" in res.output  # not a review until someone signs it
+    assert "must be the reviewer's name" in res.output and "(?!" not in res.output  # words, not a pattern
+    status = adopted.cli("status").output
+    assert "fills in harness/plans/p1/001-review.md: Reviewer identity, Scope Reviewed" in status  # not yet done
+    assert "must be the reviewer's name" in status
 
 
 @pytest.mark.slow
