@@ -2,7 +2,8 @@
 
 Reads the event from `GITHUB_EVENT_PATH` (never from a shell), picks the commits to
 judge for `pull_request`, `push`, `merge_group` and `workflow_dispatch`, runs the gate
-at the `ci` stage (by default) and writes annotations, the step summary and outputs.
+at the `ci` stage (by default) and writes annotations, the step summary and outputs
+(and, with the `sarif` input, a SARIF log for code scanning).
 Inputs arrive as environment variables set by action.yml (`INPUT_*`).
 """
 
@@ -152,7 +153,9 @@ def main() -> int:
         report = Report("check", error=exc)
     except Exception as exc:  # fail closed, with a reason, never a traceback
         report = Report("check", error=HarnessGateError("HG999", f"internal error: {type(exc).__name__}: {exc}"))
-    github.write_outputs(report)
+    # Written whatever the outcome: an error too is a valid log (executionSuccessful false),
+    # so the job that uploads it never finds the file missing.
+    github.write_outputs(report, sarif=_input("sarif", "false").lower() == "true")
     sys.stdout.write(github.final_line(report))
     return report.exit_code
 

@@ -110,11 +110,13 @@ def _config(
     commit ranges it names a path in the trusted commit, never the change under test."""
     if config_file:
         path = Path(config_file)
+        try:
+            rel: str | None = Path(os.path.normpath(Path.cwd() / path)).relative_to(root).as_posix()
+        except ValueError:
+            rel = None
         if from_rev and trusted_rev:
-            try:
-                rel = Path(os.path.normpath(Path.cwd() / path)).relative_to(root).as_posix()
-            except ValueError:
-                raise ConfigError(f"{config_file} is outside the repository") from None
+            if rel is None:
+                raise ConfigError(f"{config_file} is outside the repository")
             blobs = [b for b in git.tree_entries(root, trusted_rev, rel) if b.path == rel]
             if not blobs:
                 raise ConfigError(f"{rel} does not exist in the trusted commit {trusted_rev[:12]}")
@@ -124,9 +126,10 @@ def _config(
                 data = path.read_bytes()
             except OSError as exc:
                 raise ConfigError(f"cannot read {config_file}: {exc.strerror}") from None
-        if path.name == "pyproject.toml":
-            return config_mod.parse(None, data)
-        return config_mod.parse(data, None)
+        cfg = config_mod.parse(None, data) if path.name == "pyproject.toml" else config_mod.parse(data, None)
+        # The file is protected where it lives in the repository (gate.protected), so a
+        # change cannot weaken the configuration the next change is judged by.
+        return dataclasses.replace(cfg, source=rel or str(path))
     return snapshot.read_config(root, trusted_rev)
 
 
@@ -151,6 +154,7 @@ def run_check(
         raise usage(f"--plan {plan_id!r} is not a valid plan id")
     stage = stage or ("pre-commit" if mode.kind == "staged" else "pre-push")
     cache.configure(location.cache_dir)
+    runs: list[Callable[[], list[Finding]]] = []
     try:
         with contextlib.ExitStack() as stack:
             if mode.kind == "staged":
@@ -159,10 +163,15 @@ def run_check(
                 findings, data, head = _check_commits(root, mode, plan_id, config_file, stack)
             if head is not None:
                 head = dataclasses.replace(head, landed=landed)
-                findings.extend(_requirements(root, stage, head, plan_id, reverify=reverify))
+                findings.extend(_requirements(root, stage, head, plan_id, reverify=runs if reverify else None))
     finally:
         cache.configure(None)
         git.discard_started()
+    # `--reverify` runs the plans' commands, which run the change's own code: only now,
+    # when every other fact (history, signatures, reviews, the head's fingerprint) is
+    # established, so nothing they write (in .git, say) can change any of those.
+    for run in runs:
+        findings.extend(run())
     data = {"stage": stage, "mode": mode.kind, **data}
     if data.get("adopting"):
         return Report("check", data=data, lines=(ADOPTING,))
@@ -173,10 +182,14 @@ def run_check(
     return Report("check", tuple(dict.fromkeys(findings)), data)
 
 
-def _requirements(root: Path, stage: str, head: Head, plan_id: str | None, *, reverify: bool) -> list[Finding]:
+def _requirements(
+    root: Path, stage: str, head: Head, plan_id: str | None, *, reverify: list[Callable[[], list[Finding]]] | None
+) -> list[Finding]:
     """What the stage asks of the head state, for every plan the change used or started:
     completed (or cancelled) plans, fresh evidence for each, and a fresh passing review of
-    the branch's change. pre-push warns about evidence where it does not require it."""
+    the branch's change. pre-push warns about evidence where it does not require it.
+    With `reverify` (a list), the evidence is the commands' runs, appended to it for the
+    caller to start last."""
     cfg = head.snapshot.config
     want_evidence, want_review = stage in cfg.evidence_stages, stage in cfg.review_stages
     # pre-push warns about what CI will block, unless the configuration makes it strict.
@@ -233,8 +246,8 @@ def _requirements(root: Path, stage: str, head: Head, plan_id: str | None, *, re
             for c in counted:  # the reviews the requirement rests on must be signed where asked
                 out.extend(head.anchors.review(head.commit, c.path, head.code_commits))
     for folder, life in reviewed:
-        if want_evidence and reverify:
-            out.extend(verification.reverify(root, cfg, folder, life, tree))
+        if want_evidence and reverify is not None:
+            reverify.append(functools.partial(verification.reverify, root, cfg, folder, life, tree))
         elif want_evidence or warn_evidence:
             accept = _landed_trees(head, folder.plan_id, counted) if head.landed else None
             found = verification.freshness_findings(root, snap, folder, life, tree, accept=accept)
@@ -588,7 +601,11 @@ def _judge(
         )  # fmt: skip
         prefix = f"commit {commit.oid[:12]}: "
         used_here: set[str] = set()
-        findings.extend(gate.check_state(state, plan_id, prefix=prefix, used=used_here))
+        # The message names the commit for a reader; `commit` carries its full id for tools.
+        findings.extend(
+            dataclasses.replace(f, commit=commit.oid)
+            for f in gate.check_state(state, plan_id, prefix=prefix, used=used_here)
+        )
         used |= used_here
         for p in used_here:
             line.used(p, commit.oid)
@@ -601,11 +618,13 @@ def _judge(
             key = (id(state.new), frozenset(with_base))
             if key not in behind:
                 behind[key] = (state.new, _behind_base(state.new, state_of(base), with_base, ""))
-            findings.extend(dataclasses.replace(f, message=prefix + f.message) for f in behind[key][1])
+            findings.extend(
+                dataclasses.replace(f, message=prefix + f.message, commit=commit.oid) for f in behind[key][1]
+            )
         signers = f"{cfg.artifacts_dir}/{trust.SIGNERS_FILE}".encode()
         if any(c.path == signers for c in own):
             for f in anchors.anchor_change(commit.oid, signers.decode()):
-                findings.append(dataclasses.replace(f, message=prefix + f.message))
+                findings.append(dataclasses.replace(f, message=prefix + f.message, commit=commit.oid))
     active = every or checked > 0
 
     def fork() -> str | None:

@@ -20,9 +20,19 @@ from harness_gate.entry import run as _run
 format_option = click.option(
     "--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True, help="Output format."
 )
-# `check` also speaks GitHub Actions (annotations, the step summary, step outputs).
+# `check` also speaks GitHub Actions (annotations, the step summary, step outputs), and
+# SARIF 2.1.0 (code scanning, docs/report.md).
 check_format_option = click.option(
     "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format."
+)
+# A verdict on files (`lint`) is a static-analysis result too: SARIF as well as JSON.
+verdict_format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("text", "json", "sarif")),
+    default="text",
+    show_default=True,
+    help="Output format.",
 )
 
 
@@ -183,7 +193,7 @@ def approve(plan_id: str | None, artifact: str | None, fmt: str) -> None:
 
 @cli.command(short_help="Validate plans, records and their lifecycle.")
 @click.argument("files", nargs=-1, type=click.Path())
-@format_option
+@verdict_format_option
 def lint(files: Sequence[str], fmt: str) -> None:
     """Validate artifacts and their lifecycle (all plans, or the FILES given)."""
     from harness_gate import commands  # noqa: PLC0415

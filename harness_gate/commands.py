@@ -151,7 +151,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
     snap = snapshot.from_worktree(root)
     if not snap.active:
         return report_mod.inactive("status")
-    found: list[Finding] = []
+    found: list[Finding] = _ignored_config(root)
     try:
         plan_id = verification.plan_id_for(snap, plan_id)
     except HarnessGateError as exc:
@@ -219,6 +219,16 @@ def status(cwd: Path, plan_id: str | None) -> Report:
     if unstaged:
         lines.append("not staged: " + ", ".join(unstaged) + "  (the gate reads the index: git add them)")
     return Report("status", tuple(found), data, lines=tuple(lines))
+
+
+def _ignored_config(root: Path) -> list[Finding]:
+    read = {p: (root / p).read_bytes() for p in snapshot.CONFIG_PATHS if (root / p).is_file()}
+    if not config_mod.ignored_table(read.get(config_mod.CONFIG_FILE), read.get("pyproject.toml")):
+        return []
+    return [finding(
+        "HG902", "pyproject.toml", f"its [tool.harness-gate] table is not read: {config_mod.CONFIG_FILE} is the "
+        "configuration (docs/config.md)", severity=Severity.WARNING,
+    )]  # fmt: skip
 
 
 def _next_step(

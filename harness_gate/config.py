@@ -49,23 +49,20 @@ class Config:
 def parse(own: bytes | None, pyproject: bytes | None) -> Config:
     """Build the config from the two candidate files' bytes (None = absent).
 
-    Both present with settings is ambiguous and an error, not a silent choice.
+    `.harness-gate.toml`, when present, is the configuration and pyproject.toml is not
+    read at all: a `[tool.harness-gate]` table added there later (or a pyproject.toml that
+    no longer parses) can neither weaken the gate nor stop every later check.
     """
     tables: list[tuple[str, dict[str, Any]]] = []
     if own is not None:
         tables.append((CONFIG_FILE, _load(CONFIG_FILE, own)))
-    if pyproject is not None:
+    elif pyproject is not None:
         tool = _load("pyproject.toml", pyproject).get("tool", {})
         if isinstance(tool, dict) and "harness-gate" in tool:
             table = tool["harness-gate"]
             if not isinstance(table, dict):
                 raise ConfigError("pyproject.toml: [tool.harness-gate] must be a table")
             tables.append(("pyproject.toml", table))
-    if len(tables) > 1:
-        raise ConfigError(
-            f"configuration found in both {CONFIG_FILE} and pyproject.toml",
-            "Keep one of them.",
-        )
     if not tables:
         return Config()
     where, table = tables[0]
@@ -108,6 +105,18 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
         format_paths=tuple(sorted((n, tuple(t["paths"])) for n, t in formats.items() if "paths" in t)),
         source=where,
     )
+
+
+def ignored_table(own: bytes | None, pyproject: bytes | None) -> bool:
+    """Whether pyproject.toml holds a `[tool.harness-gate]` table that `.harness-gate.toml`
+    overrides (said by `status`; a pyproject.toml that does not parse holds none)."""
+    if own is None or pyproject is None:
+        return False
+    try:
+        tool = tomllib.loads(pyproject.decode("utf-8")).get("tool", {})
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return False
+    return isinstance(tool, dict) and "harness-gate" in tool
 
 
 def _load(where: str, data: bytes) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NoReturn
 if TYPE_CHECKING:
     from harness_gate.report import Report
 
-FORMATS = ("text", "json", "github")
+FORMATS = ("text", "json", "github", "sarif")
 STAGES = ("pre-commit", "pre-push", "ci")
 
 # `check`'s options (cli.py declares the same for click): option -> (parameter, choices).
@@ -47,6 +47,13 @@ def emit(report: Report, fmt: str) -> None:
         sys.stdout.write(github.final_line(report))
     elif fmt == "json":
         write_json(report, sys.stdout)
+    elif fmt == "sarif":
+        from pathlib import Path  # noqa: PLC0415
+
+        from harness_gate import sarif  # noqa: PLC0415  (only when asked: never on the hook path)
+        from harness_gate.report import repository_root  # noqa: PLC0415
+
+        sarif.write(report, sys.stdout, root=repository_root(Path.cwd()))
     else:
         stream = sys.stdout
         write_text(report, stream, color=use_color(stream))

@@ -8,11 +8,12 @@ end, so a long log costs no more than a short one.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ class Record:
     tree: str
     plan_sha256: str
     policy: str
-    line: int  # 1-based; 0 when counted from the end and the start was not reached
+    line: int  # 1-based; 0 when unknown (a log on disk read from its end)
     sha256: str  # of the line's bytes: what reviews and completions cite
 
 
@@ -157,29 +158,47 @@ def newest(path: str, data: bytes, wanted: Sequence[str]) -> tuple[dict[str, Rec
     are committed.
     """
     truncated = bool(data) and not data.endswith(b"\n")
-    return _newest_of(path, (raw for _, raw in _lines_from_end(data)), wanted, truncated=truncated)
+
+    def count() -> int:  # one memchr pass over bytes already in memory
+        return data.count(b"\n") + truncated
+
+    return _newest_of(path, (raw for _, raw in _lines_from_end(data)), wanted, truncated=truncated, count=count)
 
 
 def _newest_of(
-    path: str, lines: Iterator[bytes], wanted: Sequence[str], *, truncated: bool
+    path: str,
+    lines: Iterator[bytes],
+    wanted: Sequence[str],
+    *,
+    truncated: bool,
+    count: Callable[[], int] | None = None,
 ) -> tuple[dict[str, Record], list[Finding]]:
-    """Walk lines newest first until every wanted id is found; bad lines met are findings."""
+    """Walk lines newest first until every wanted id is found; bad lines met are findings.
+
+    `count` (the log's number of lines) turns a line's place from the end into its number,
+    asked once, after the walk; without it records and findings carry no line."""
     found: dict[str, Record] = {}
-    problems: list[Finding] = []
+    problems: list[tuple[int, str]] = []  # (place from the end, why)
     if truncated:
-        problems.append(finding("HG307", path, "the last record is truncated (no final newline)"))
+        problems.append((0, "the last record is truncated (no final newline)"))
     todo = set(wanted)
-    for raw in lines:
+    for back, raw in enumerate(lines):
         if not todo:
             break
-        rec, why = parse_line(raw, 0)
+        rec, why = parse_line(raw, back)
         if rec is None:
-            problems.append(finding("HG307", path, why))
+            problems.append((back, why))
             continue
         if rec.command_id in todo:
             found[rec.command_id] = rec
             todo.discard(rec.command_id)
-    return found, problems
+    total = count() if count is not None and (found or problems) else None
+
+    def number(back: int) -> int:
+        return total - back if total is not None else 0
+
+    records = {k: dataclasses.replace(r, line=number(r.line)) for k, r in found.items()}
+    return records, [finding("HG307", path, why, line=number(back) or None) for back, why in problems]
 
 
 def lines_from_file_end(path: Path, chunk: int = 1 << 16) -> Iterator[bytes]:
@@ -217,7 +236,8 @@ def ends_with_newline(path: Path) -> bool:
 
 
 def newest_in_file(rel: str, path: Path, wanted: Sequence[str]) -> tuple[dict[str, Record], list[Finding]]:
-    """`newest` for a log on disk, read from its end."""
+    """`newest` for a log on disk, read from its end (its records carry no line number:
+    counting them would read the whole log)."""
     return _newest_of(rel, lines_from_file_end(path), wanted, truncated=not ends_with_newline(path))
 
 

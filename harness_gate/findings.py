@@ -1,7 +1,8 @@
 """Findings: every per-file problem is a value, never an exception.
 
 A finding carries a stable rule code (families of SPEC §6), the repository
-relative path, an optional 1-based line, a one-line message and a fix hint.
+relative path, an optional 1-based line, a one-line message and a fix hint; in a
+commit range, also the commit whose own change it is about.
 """
 
 from __future__ import annotations
@@ -9,10 +10,16 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+# The project's home as README.md names it: every rule's documentation is an anchor of
+# docs/rules.md there (one constant, so a fork or a rename changes one line).
+PROJECT_URL = "https://github.com/OWNER/harness-gate"
+RULES_DOC_URL = f"{PROJECT_URL}/blob/main/docs/rules.md"
+
 
 class Severity(str, enum.Enum):
-    ERROR = "error"
+    ERROR = "error"  # blocks: exit 1
     WARNING = "warning"
+    NOTE = "note"  # informs; no command raises one yet, but every reporter maps it
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,10 @@ class Finding:
     message: str
     hint: str
     severity: Severity = Severity.ERROR
+    # The commit of a range whose own change the finding is about; None for the index and
+    # for what the head state must hold (evidence, review). The message names it too, for
+    # a reader; this field is for tools (its full id, never abbreviated).
+    commit: str | None = None
 
     @property
     def blocks(self) -> bool:
@@ -57,8 +68,9 @@ RULES: dict[str, Rule] = _rules(
     Rule("HG103", "control characters in a path", "Rename the file: control characters are never allowed."),
     Rule(
         "HG104",
-        "symbolic link escapes the repository",
-        "Symlinks may not be absolute, leave the repository or point into .git.",
+        "symbolic link escapes the repository or the boundary",
+        "A symlink may not be absolute, hold control characters, leave the repository, point into .git, "
+        "or (when added or changed) lead where the plan's boundary does not allow writes.",
     ),
     Rule("HG105", "new submodule not named in the boundary", "List the submodule's exact path in the Write Boundary."),
     Rule(
@@ -606,3 +618,13 @@ def finding(
 
 def blocking(findings: list[Finding] | tuple[Finding, ...]) -> bool:
     return any(f.blocks for f in findings)
+
+
+def rule_anchor(code: str) -> str:
+    """The fragment of the rule's row in docs/rules.md (tests/test_docs.py renders it)."""
+    return code.lower()
+
+
+def rule_url(code: str) -> str | None:
+    """Where the rule is documented; None for a code the catalogue does not hold."""
+    return f"{RULES_DOC_URL}#{rule_anchor(code)}" if code in RULES else None

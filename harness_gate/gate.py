@@ -11,13 +11,12 @@ import dataclasses
 import functools
 import itertools
 import operator
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
-from harness_gate import formats, git, governance, lifecycle, plans
+from harness_gate import formats, git, governance, lifecycle, links, plans
 from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.config import CONFIG_FILE
 from harness_gate.findings import Finding, finding
@@ -25,9 +24,7 @@ from harness_gate.snapshot import Snapshot
 
 SYMLINK = "120000"
 GITLINK = "160000"
-# C0 controls and DEL, and the C1 controls U+0080-U+009F as UTF-8 (CSI `\xc2\x9b` starts a
-# terminal escape, NEL `\xc2\x85` breaks lines): all are control characters (HG103).
-CONTROL = re.compile(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]")
+CONTROL = links.CONTROL  # control characters in a path (HG103)
 # Protected everywhere in the tree (by file name), at the root, or as a directory prefix.
 PROTECTED_NAMES = (".gitattributes", ".gitignore")
 PROTECTED_ROOT = (
@@ -49,21 +46,25 @@ def decode(path: bytes) -> str:
     return path.decode("utf-8", "surrogateescape")
 
 
-def show(path: bytes) -> str:
-    return path.decode("utf-8", "backslashreplace")
+show = links.show
 
 
 def protected(path: str, config_source: str | None, artifacts_dir: str = "") -> str | None:
     """Why `path` is protected, or None. Compared exactly; see `case_variant`."""
     if path == artifacts_dir:
         return "the artifacts root must be a directory of artifacts"
+    if path == f"{artifacts_dir}/{plans.SIGNERS}":
+        return "allowed_signers anchors the trust in signed approvals and reviews"
     name = path.rsplit("/", 1)[-1]
     if name in PROTECTED_NAMES:
         return f"`{name}` files change how git treats paths"
     if path in PROTECTED_ROOT or path in PROTECTED_PATHS:
         return f"`{path}` configures the repository, its hooks or the gate"
-    if config_source == "pyproject.toml" and path == "pyproject.toml":
-        return "pyproject.toml holds the gate's configuration"
+    if path == "pyproject.toml":
+        # Always: a pull request could add the gate's table to it, and be judged by it next.
+        return "pyproject.toml can hold the gate's configuration (`[tool.harness-gate]`)"
+    if path == config_source:
+        return f"`{path}` holds the gate's configuration"
     if any(path.startswith(d) for d in PROTECTED_DIRS):
         return "`.github/` holds workflows and repository settings"
     return None
@@ -81,8 +82,10 @@ def case_variant(path: str, config_source: str | None, artifacts_dir: str) -> st
         return root
     # Cheap lookups first: most paths resemble no protected path at all.
     hit = _FOLDED_FILES.get(folded) or _FOLDED_NAMES.get(folded.rpartition("/")[2])
-    if hit is None and config_source == "pyproject.toml" and folded == "pyproject.toml":
+    if hit is None and folded == "pyproject.toml":
         hit = "pyproject.toml"
+    if hit is None and config_source and folded == config_source.casefold():
+        hit = config_source
     if hit is None:
         hit = next((d for d in PROTECTED_DIRS if folded.startswith(d)), None)
     if hit is None and folded == artifacts_dir.casefold() and path != artifacts_dir:
@@ -128,9 +131,19 @@ def _root_prefix(artifacts_dir: str) -> bytes:
     return artifacts_dir.encode("utf-8", "surrogateescape") + b"/"
 
 
+def signers_path(artifacts_dir: str) -> bytes:
+    return _root_prefix(artifacts_dir) + plans.SIGNERS.encode()
+
+
+def _artifact(path: bytes, prefix: bytes, signers: bytes) -> bool:
+    """Governed by the artifact rules: under the artifacts root, except the trust anchor,
+    which a plan must name like any protected path."""
+    return path.startswith(prefix) and path != signers
+
+
 def touches_code(changes: Sequence[git.Change], artifacts_dir: str) -> bool:
-    prefix = _root_prefix(artifacts_dir)
-    return not all(c.path.startswith(prefix) for c in changes)
+    prefix, signers = _root_prefix(artifacts_dir), signers_path(artifacts_dir)
+    return not all(_artifact(c.path, prefix, signers) for c in changes)
 
 
 def check_state(state: State, plan_id: str | None, *, prefix: str = "", used: set[str] | None = None) -> list[Finding]:
@@ -141,9 +154,11 @@ def check_state(state: State, plan_id: str | None, *, prefix: str = "", used: se
     # The only paths that can be protected (or a variant of a protected one), found once.
     suspects = _suspects([c.path for c in state.changes], cfg.source, cfg.artifacts_dir)
     out.extend(_always_blocked(state, suspects))
-    inside = _root_prefix(cfg.artifacts_dir)
-    root_changes = [c for c in state.changes if c.path.startswith(inside)]
-    code_changes = [c for c in state.changes if not c.path.startswith(inside)] if root_changes else state.changes
+    inside, signers = _root_prefix(cfg.artifacts_dir), signers_path(cfg.artifacts_dir)
+    root_changes = [c for c in state.changes if _artifact(c.path, inside, signers)]
+    code_changes = state.changes
+    if root_changes:
+        code_changes = [c for c in state.changes if not _artifact(c.path, inside, signers)]
     out.extend(_artifact_rules(state, root_changes))
     if code_changes:
         out.extend(_authority(state, code_changes, plan_id, used, suspects))
@@ -253,8 +268,7 @@ def _with_controls(paths: Sequence[bytes]) -> set[bytes] | frozenset[bytes]:
 @functools.cache
 def _suspect_words(config_source: str | None, artifacts_dir: str) -> tuple[bytes, ...]:
     names: tuple[str, ...] = (*PROTECTED_NAMES, *PROTECTED_ROOT, *PROTECTED_PATHS, *PROTECTED_DIRS, artifacts_dir)
-    if config_source == "pyproject.toml":
-        names = (*names, "pyproject.toml")
+    names = (*names, "pyproject.toml", *([config_source] if config_source else []))
     return tuple(dict.fromkeys(n.casefold().rstrip("/").encode("utf-8", "surrogateescape") for n in names))
 
 
@@ -271,52 +285,102 @@ def _suspects(paths: Sequence[bytes], config_source: str | None, artifacts_dir: 
 def _escaping_links(state: State) -> list[Finding]:
     """Resolve every symlink of the new state through the others: a link is judged by
     where it really leads (`up -> ..` then `esc -> up/..` leaves the repository)."""
-    links = git.symlinks(state.new.root, state.rev)
-    blobs = git.read_blobs(state.new.root, list(links.values()))
-    targets = {path: blobs[oid] for path, oid in links.items()}
+    targets, ends = _resolved_links(state)
     out = []
     for path in sorted(targets):
-        why = _symlink_escapes(path, targets)
-        if why:
-            out.append(finding("HG104", show(path), why))
+        end = ends[path]
+        if isinstance(end, links.Stop):
+            out.append(finding("HG104", show(path), links.stop_message(path, targets[path], end)))
     return out
 
 
-def _symlink_escapes(path: bytes, targets: dict[bytes, bytes]) -> str | None:
-    target = targets[path]
-    if not target or target.startswith(b"/") or b"\\" in target or re.match(rb"^[A-Za-z]:", target):
-        return f"the link target {show(target)!r} is absolute or empty"
-    where = _walk(path.split(b"/")[:-1], target, targets, 0)
-    if isinstance(where, str):
-        return f"the link target {show(target)!r} {where}"
-    return None
+def _resolved_links(state: State) -> tuple[dict[bytes, bytes], dict[bytes, links.Resolution]]:
+    """Every symlink of the new state (path -> target) and where each leads. Read once per
+    state: the escape rule and each plan tried for the change ask for them."""
+    cached: tuple[dict[bytes, bytes], dict[bytes, links.Resolution]] | None = vars(state).get("_links")
+    if cached is None:
+        found = git.symlinks(state.new.root, state.rev)
+        blobs = git.read_blobs(state.new.root, list(found.values()))
+        targets = {path: blobs[oid] for path, oid in found.items()}
+        # A frozen dataclass: kept like its cached properties are, in the instance dict.
+        cached = vars(state)["_links"] = (targets, links.resolve(targets))
+    return cached
 
 
-def _walk(parts: list[bytes], target: bytes, targets: dict[bytes, bytes], depth: int) -> list[bytes] | str:
-    """Follow `target` from the directory `parts`, through other links; a reason on escape."""
-    if depth > 40:
-        return "is part of a symlink loop"
-    if target.startswith(b"/"):
-        return "leads to an absolute path"
-    parts = list(parts)
-    for comp in target.split(b"/"):
-        if comp in (b"", b"."):
+def _links_leaving(
+    state: State, changes: Sequence[git.Change], plan_id: str, allowed: boundary_mod.Boundary, refused: set[str]
+) -> list[Finding]:
+    """The links this change adds or changes that lead out of the plan's boundary.
+
+    A checkout turns a link into a door: what is written through `src/wf` lands where it
+    leads, `.github/workflows/ci.yml`. A link the plan's boundary allows may lead only
+    where the boundary allows writes. Old links are not judged again (they were judged
+    under the plan of their own change), nor links already refused by their own path,
+    nor links that do not resolve (the escape rule reports those)."""
+    mine = [c.path for c in changes if c.new_mode == SYMLINK and show(c.path) not in refused]
+    if not mine:
+        return []
+    _, ends = _resolved_links(state)
+    out = []
+    for path in mine:
+        end = ends.get(path)
+        if not isinstance(end, links.Ends):
             continue
-        if comp == b"..":
-            if not parts:
-                return "leaves the repository"
-            parts.pop()
-            continue
-        parts.append(comp)
-        if comp.lower() == b".git":
-            return "points into .git"
-        key = b"/".join(parts)
-        if key in targets:
-            followed = _walk(parts[:-1], targets[key], targets, depth + 1)
-            if isinstance(followed, str):
-                return followed
-            parts = followed
-    return parts
+        where = end.at.path()
+        why = _lands_outside(state, where, allowed, plan_id)
+        if why is not None:
+            lands = f"`{show(where)}`" if where else "the repository root"
+            out.append(finding("HG104", show(path), f"`{show(path)}` leads to {lands}: {why}"))
+    return out
+
+
+def _lands_outside(state: State, where: bytes, allowed: boundary_mod.Boundary, plan_id: str) -> str | None:
+    """Why writes through a link to `where` would land outside the boundary, or None.
+    A file must be allowed itself; a directory, every path below it."""
+    cfg = state.new.config
+    outside = f"outside the write boundary of `{plan_id}`"
+    if not where:
+        return f"every path of the repository, {outside}"
+    text = decode(where)
+    why = protected(text, cfg.source, cfg.artifacts_dir)
+    if why is not None:
+        # As for HG102: only the exact path allows it, and only as a file (what lies
+        # below a protected directory needs its own exact names).
+        if text in allowed.exact and not _is_directory(state, text):
+            return None
+        return f"protected ({why}); only an exact, wildcard-free pattern allows it"
+    variant = case_variant(text, cfg.source, cfg.artifacts_dir)
+    if variant is not None:
+        return f"a case variant of the protected `{variant}`"
+    if where.startswith(_root_prefix(cfg.artifacts_dir)):
+        return f"inside the artifacts root `{cfg.artifacts_dir}/`, which no write boundary opens"
+    itself = allowed.matches(where)
+    below = _covers_below(where, allowed.patterns)
+    if itself == below:
+        return None if itself else outside
+    if _is_directory(state, text):
+        return None if below else f"a directory the write boundary of `{plan_id}` allows only in part"
+    return None if itself else outside
+
+
+def _covers_below(path: bytes, patterns: Sequence[str]) -> bool:
+    """Whether the boundary allows every path below `path`: a wildcard-free pattern
+    naming it or a directory above it (git covers what is below a literal match), as
+    `DIR`, `DIR/` or `DIR/**`."""
+    for pattern in patterns:
+        raw = pattern.encode("utf-8", "surrogateescape")
+        base = raw[:-3] if raw.endswith(b"/**") else raw.rstrip(b"/")
+        if base and not boundary_mod.has_wildcard(decode(base)) and (path == base or path.startswith(base + b"/")):
+            return True
+    return False
+
+
+def _is_directory(state: State, path: str) -> bool:
+    """Whether the new state holds files below `path` (asked only when it decides)."""
+    root = state.new.root
+    if state.rev is None:
+        return bool(git.index_entries(root, f"{path}/"))
+    return bool(git.tree_entries(root, state.rev, f"{path}/", recursive=False))
 
 
 def _artifact_rules(state: State, changes: Sequence[git.Change]) -> list[Finding]:
@@ -559,4 +623,5 @@ def _under_plan(
             out.append(
                 finding("HG101", show(c.path), f"{what} outside the write boundary of `{plan_id}` (allowed: {shown})")
             )
+    out.extend(_links_leaving(state, changes, plan_id, allowed, {f.path for f in out}))
     return out

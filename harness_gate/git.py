@@ -31,6 +31,13 @@ _HARDENING = (
     "core.fsmonitor=false",
     "-c",
     "diff.external=",
+    # Side files that answer for the commit objects: a crafted commit-graph gives commits
+    # other parents than they have (as grafts would), so a range skips a commit; a
+    # multi-pack index names where objects are. Git then reads the objects themselves.
+    "-c",
+    "core.commitGraph=false",
+    "-c",
+    "core.multiPackIndex=false",
 )
 
 

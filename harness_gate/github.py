@@ -13,8 +13,13 @@ import tempfile
 from pathlib import Path
 from typing import TextIO
 
-from harness_gate.findings import RULES
-from harness_gate.report import Report, clean, ordered, to_json
+from harness_gate.findings import RULES, Finding, Severity
+from harness_gate.report import Report, clean, error_location, ordered, repository_root, to_json
+
+# GitHub shows 10 error, 10 warning and 10 notice annotations per step (50 per job) and
+# drops the rest without a word: past that, one notice says how many more there are.
+ANNOTATIONS_PER_LEVEL = 10
+_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 
 
 def escape_data(text: str) -> str:
@@ -26,18 +31,52 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _annotation(f: Finding) -> str:
+    props = [f"file={escape_property(clean(f.path))}"] if f.path else []
+    if f.line:
+        props.append(f"line={f.line}")
+    props.append(f"title={escape_property(f.code + ' ' + RULES[f.code].title if f.code in RULES else f.code)}")
+    return f"::{_COMMAND[f.severity]} {','.join(props)}::{escape_data(clean(f.message + ' — ' + f.hint))}\n"
+
+
 def write_annotations(report: Report, stream: TextIO) -> None:
-    """One `::error` per finding, most important first (GitHub shows the first 10)."""
-    for f in ordered(report.findings):
-        props = [f"file={escape_property(clean(f.path))}"]
-        if f.line:
-            props.append(f"line={f.line}")
-        props.append(f"title={escape_property(f.code + ' ' + RULES[f.code].title if f.code in RULES else f.code)}")
-        level = "error" if f.blocks else "warning"
-        stream.write(f"::{level} {','.join(props)}::{escape_data(clean(f.message + ' — ' + f.hint))}\n")
+    """One annotation per finding, most important first (the error that stopped the
+    command, blocking findings, warnings, notes; each in the report's order: by rule),
+    as many of each kind as GitHub shows, then one notice for the rest."""
+    budget = dict.fromkeys(_COMMAND.values(), ANNOTATIONS_PER_LEVEL)
     if report.error is not None:
-        stream.write(f"::error title={escape_property(report.error.code)}::{escape_data(report.error.message)}"
-                     f"{escape_data(' — ' + report.error.hint if report.error.hint else '')}\n")  # fmt: skip
+        budget["error"] -= 1
+        error = report.error
+        path, line = error_location(error)  # a configuration error's file and line
+        props = [f"file={escape_property(path)}"] if path else []
+        props += [f"line={line}"] if line else []
+        props.append(f"title={escape_property(error.code)}")
+        hint = " — " + error.hint if error.hint else ""
+        stream.write(f"::error {','.join(props)}::{escape_data(clean(error.message + hint))}\n")
+    findings = ordered(report.findings)
+    kinds = [_COMMAND[f.severity] for f in findings]
+    if any(kinds.count(kind) > budget[kind] for kind in budget):
+        budget["notice"] -= 1  # the place of the notice that counts the rest
+    hidden: dict[str, int] = dict.fromkeys(budget, 0)
+    for f, kind in zip(findings, kinds, strict=True):
+        if budget[kind] > 0:
+            budget[kind] -= 1
+            stream.write(_annotation(f))
+        else:
+            hidden[kind] += 1
+    if any(hidden.values()):
+        words = {"error": "blocking", "warning": "warning", "notice": "note"}
+        parts = [f"{n} {words[kind]}" for kind, n in hidden.items() if n]
+        total = sum(hidden.values())
+        title = f"harness-gate: {total} more finding{'s' * (total != 1)} not annotated"
+        stream.write(
+            f"::notice title={escape_property(title)}::"
+            + escape_data(
+                f"{', '.join(parts)}: GitHub shows {ANNOTATIONS_PER_LEVEL} annotations of each kind per step. "
+                "The step summary lists every finding, and so does the JSON report (the `report-path` output)."
+            )
+            + "\n"
+        )
 
 
 def _cell(text: str) -> str:
@@ -68,8 +107,19 @@ def summary(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_outputs(report: Report) -> None:
-    """Annotations on stdout; summary, JSON report and step outputs where GitHub asks.
+def _own_file(prefix: str, suffix: str, text: str) -> Path:
+    # A file of its own per run, created new under RUNNER_TEMP: two gate steps in one job
+    # never share a report, and no path the change under test holds (a symlink in the
+    # workspace, say) is ever written through.
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=os.environ.get("RUNNER_TEMP") or None)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return Path(name)
+
+
+def write_outputs(report: Report, *, sarif: bool = False, root: Path | None = None) -> None:
+    """Annotations on stdout; summary, JSON report (and with `sarif`, a SARIF log) and step
+    outputs where GitHub asks. `root`: the repository (SARIF's results without a path).
 
     Nothing else reaches stdout: the runner scans every line for workflow commands, and
     a file name printed as-is could carry one."""
@@ -80,19 +130,23 @@ def write_outputs(report: Report) -> None:
     if summary_path:
         with Path(summary_path).open("a", encoding="utf-8") as fh:
             fh.write(summary(report))
-    # A file of its own per run: two gate steps in one job never share a report.
-    fd, name = tempfile.mkstemp(
-        prefix="harness-gate-report-", suffix=".json", dir=os.environ.get("RUNNER_TEMP") or None
+    report_path = _own_file(
+        "harness-gate-report-", ".json", json.dumps(clean(to_json(report)), indent=2, ensure_ascii=False) + "\n"
     )
-    report_path = Path(name)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(clean(to_json(report)), indent=2, ensure_ascii=False) + "\n")
+    sarif_path = None
+    if sarif:
+        from harness_gate import sarif as sarif_mod  # noqa: PLC0415  (only when asked)
+
+        log = sarif_mod.to_sarif(report, root=root or repository_root(Path.cwd()))
+        sarif_path = _own_file("harness-gate-sarif-", ".sarif", json.dumps(log, indent=2, ensure_ascii=False) + "\n")
     output = os.environ.get("GITHUB_OUTPUT")
     if output:
         violations = sum(1 for f in report.findings if f.blocks)
         with Path(output).open("a", encoding="utf-8") as fh:
             # Our own values only: no file name ever goes into an output.
             fh.write(f"result={report.result}\nviolations={violations}\nreport-path={report_path}\n")
+            if sarif_path is not None:
+                fh.write(f"sarif-path={sarif_path}\n")
 
 
 def final_line(report: Report) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness_gate import approvals as approvals_mod
-from harness_gate import cache
+from harness_gate import boundary, cache
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.artifacts.kinds import BY_SLUG, KINDS, PLAN, Content, KindSpec
 from harness_gate.findings import Finding, finding
@@ -16,7 +16,13 @@ from harness_gate.snapshot import Snapshot
 
 PLAN_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
 NUMBERED = re.compile(r"([0-9]{3})-([a-z][a-z-]*)\.md\Z")
-ROOT_FILES = frozenset({"allowed_signers", "README.md", ".gitkeep", "plans/.gitkeep"})
+# The trust anchor of signed approvals: under the artifacts root, but a protected path that
+# a plan must name exactly (gate.protected), in every mode: a key added while signatures
+# are off would be trusted the day they are switched on.
+SIGNERS = boundary.SIGNERS
+# Empty placeholders that keep the folders in git; nothing else unknown lives there.
+KEEP_FILES = frozenset({".gitkeep", "plans/.gitkeep"})
+ROOT_FILES = frozenset({SIGNERS, *KEEP_FILES})
 PLAN_FILES = frozenset({"plan.md", "approvals.jsonl", "evidence.jsonl"})
 
 
@@ -113,6 +119,9 @@ def root_findings(snap: Snapshot) -> list[Finding]:
     prefix = snap.artifacts_dir + "/"
     for path in sorted(snap.files):
         rel = path[len(prefix) :]
+        if rel in KEEP_FILES and snap.files.get(path):
+            out.append(finding("HG516", path, "a `.gitkeep` must be empty"))
+            continue
         if rel in ROOT_FILES:
             continue
         parts = rel.split("/")

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from harness_gate.errors import HarnessGateError
-from harness_gate.findings import RULES, Finding, Severity
+from harness_gate.findings import RULES, Finding, Severity, rule_url
 
-REPORT_SCHEMA = "harness-gate.report/v1"
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# v2 added `commit`, `title` and `rule_url` to findings and `path`, `line`, `rule_url` to
+# the error: harness_gate/schemas/report.schema.json, docs/report.md.
+REPORT_SCHEMA = "harness-gate.report/v2"
 INACTIVE = "harness-gate: inactive (no artifacts root and no configuration); nothing to check"
 
 
@@ -48,12 +54,43 @@ _FAMILY_ORDER = {"HG1": 2, "HG2": 1, "HG3": 3, "HG4": 4, "HG5": 5, "HG6": 6, "HG
 _ALWAYS = frozenset({"HG103", "HG104", "HG105", "HG106"})
 
 
+_SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.NOTE: 2}
+
+
 def _priority(f: Finding) -> tuple[int, int]:
-    return (f.severity is not Severity.ERROR, 0 if f.code in _ALWAYS else _FAMILY_ORDER.get(f.code[:3], 8))
+    return (_SEVERITY_ORDER[f.severity], 0 if f.code in _ALWAYS else _FAMILY_ORDER.get(f.code[:3], 8))
 
 
 def ordered(findings: tuple[Finding, ...]) -> list[Finding]:
     return sorted(findings, key=lambda f: (*_priority(f), f.code, f.path, f.line or 0))
+
+
+# A configuration error names its file first, and the line where it knows it
+# (config.py: "pyproject.toml, line 3, column 5: not valid TOML: ...").
+_CONFIG_AT = re.compile(r"(\.harness-gate\.toml|pyproject\.toml)(?:, line ([1-9][0-9]*))?(?:, column [0-9]+)?: ")
+
+
+def error_location(error: HarnessGateError) -> tuple[str | None, int | None]:
+    """The file (and line) an error is about, where its message says so: configuration
+    errors only; every other error is about the repository or the command line."""
+    found = _CONFIG_AT.match(error.message) if error.code == "HG902" else None
+    if found is None:
+        return None, None
+    return found.group(1), int(found.group(2)) if found.group(2) else None
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    return {
+        "code": f.code,
+        "title": RULES[f.code].title if f.code in RULES else None,
+        "severity": f.severity.value,
+        "path": f.path,
+        "line": f.line,
+        "commit": f.commit,
+        "message": f.message,
+        "hint": f.hint,
+        "rule_url": rule_url(f.code),
+    }
 
 
 def to_json(report: Report) -> dict[str, Any]:
@@ -62,21 +99,19 @@ def to_json(report: Report) -> dict[str, Any]:
         "command": report.command,
         "result": report.result,
         "exit_code": report.exit_code,
-        "findings": [
-            {
-                "code": f.code,
-                "severity": f.severity.value,
-                "path": f.path,
-                "line": f.line,
-                "message": f.message,
-                "hint": f.hint,
-            }
-            for f in ordered(report.findings)
-        ],
+        "findings": [finding_json(f) for f in ordered(report.findings)],
         "data": dict(report.data),
     }
     if report.error is not None:
-        doc["error"] = {"code": report.error.code, "message": report.error.message, "hint": report.error.hint}
+        path, line = error_location(report.error)
+        doc["error"] = {
+            "code": report.error.code,
+            "message": report.error.message,
+            "hint": report.error.hint,
+            "path": path,
+            "line": line,
+            "rule_url": rule_url(report.error.code),
+        }
     return doc
 
 
@@ -147,3 +182,12 @@ def clean(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [clean(v) for v in value]
     return value
+
+
+def repository_root(start: Path) -> Path | None:
+    """The work tree holding `start`, found without running git: a report is being written,
+    perhaps because git failed."""
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None

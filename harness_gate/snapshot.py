@@ -291,6 +291,16 @@ def _config_from(root: Path, lister: Callable[..., list[git.Blob]]) -> config_mo
     return config_of({b.path: blobs[b.oid] for b in top})
 
 
+def _mode_problems(listed: Sequence[git.Blob]) -> list[Finding]:
+    """Artifacts are text records: an executable, a symlink or a submodule under the
+    artifacts root is something else hiding among them."""
+    return [
+        finding("HG516", b.path, "only regular, non-executable files are allowed under the artifacts root")
+        for b in listed
+        if b.mode != "100644"
+    ]
+
+
 def _from_entries(
     root: Path, label: str, lister: Callable[..., list[git.Blob]], config: config_mod.Config | None
 ) -> Snapshot:
@@ -299,11 +309,7 @@ def _from_entries(
     listed = lister(_listed(cfg))
     files = Blobs(root, cfg, listed)
     files.read_all_but_ended()
-    problems = [
-        finding("HG516", b.path, "only regular files are allowed under the artifacts root")
-        for b in listed
-        if not b.mode.startswith("100")
-    ]
+    problems = _mode_problems(listed)
     return Snapshot(label, root, cfg, files, tuple(problems), _root_exists=bool(listed))
 
 
@@ -318,11 +324,7 @@ def assemble(
 ) -> Snapshot:
     """The state of the artifacts root from its listing (in git's order), with the sizes of
     its regular files and the bytes of those within their cap."""
-    problems = [
-        finding("HG516", b.path, "only regular files are allowed under the artifacts root")
-        for b in listed
-        if not b.mode.startswith("100")
-    ]
+    problems = _mode_problems(listed)
     files: dict[str, bytes] = {}
     for b in listed:
         if not b.mode.startswith("100"):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness_gate import git
+from harness_gate import boundary, git
 from harness_gate.approvals import Approval
 from harness_gate.config import Config
 from harness_gate.errors import HarnessGateError
@@ -28,7 +28,7 @@ from harness_gate.findings import Finding, finding
 if TYPE_CHECKING:
     from harness_gate.snapshot import Vouch
 
-SIGNERS_FILE = "allowed_signers"
+SIGNERS_FILE = boundary.SIGNERS
 _STATUS = {
     "B": "a bad signature",
     "U": "a signature by a key the base's allowed_signers does not list",

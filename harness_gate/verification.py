@@ -326,7 +326,9 @@ def freshness_findings(
                 message += "; it passed on the pull request's tree, the merged tree was not verified"
         elif f.detail:
             message += f" ({f.detail})"
-        out.append(finding(evidence.REASON_CODES[f.reason], rel, message, severity=severity))
+        # The newest record for the command is what is stale: its line, where it is known.
+        line = f.record.line if f.record is not None and f.record.line > 0 else None
+        out.append(finding(evidence.REASON_CODES[f.reason], rel, message, line=line, severity=severity))
     return out
 
 

@@ -30,7 +30,7 @@ def test_no_expression_is_interpolated_into_a_script() -> None:
     documented = {"stage", "base", "head", "config", "reverify", "working-directory"}
     assert documented <= set(ACTION["inputs"])
     assert all(spec.get("description") for spec in ACTION["inputs"].values())
-    assert set(ACTION["outputs"]) == {"result", "violations", "report-path"}
+    assert set(ACTION["outputs"]) == {"result", "violations", "report-path", "sarif-path"}
 
 
 def sha(repo: Repo, rev: str) -> str:

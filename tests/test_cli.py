@@ -143,7 +143,7 @@ def test_status_text_and_json(repo: Repo) -> None:
     repo.git("add", "-A")
     assert "not staged:" not in repo.cli("status").output
     doc = json.loads(repo.cli("status", "--json").output)
-    assert doc["schema"] == "harness-gate.report/v1"
+    assert doc["schema"] == "harness-gate.report/v2"
     assert doc["command"] == "status"
     assert doc["data"]["plan"] == "p1"
     assert doc["data"]["state"] == "planning"
@@ -161,11 +161,14 @@ def test_lint_json_report_shape(repo: Repo) -> None:
     assert set(doc) == {"schema", "command", "result", "exit_code", "findings", "data"}
     assert doc["findings"][0] == {
         "code": "HG506",
+        "title": "more than one H1",
         "severity": "error",
         "path": f"{folder}/plan.md",
         "line": 13,
+        "commit": None,
         "message": "second H1 `# Second`",
         "hint": "An artifact has exactly one H1, on its first line.",
+        "rule_url": "https://github.com/OWNER/harness-gate/blob/main/docs/rules.md#hg506",
     }
 
 
@@ -272,10 +275,12 @@ def test_config_in_pyproject_and_custom_root(repo: Repo) -> None:
     repo.new_plan()
     assert (repo.path / "gate/plans/p1/plan.md").is_file()
     assert repo.cli("lint").exit_code == 0
-    repo.write(".harness-gate.toml", "artifacts_dir = 'gate'\n")
-    res = repo.cli("lint")
-    assert res.exit_code == 2
-    assert "both" in res.output
+    # `.harness-gate.toml` beside it is the whole configuration; status says the table is unread.
+    repo.write(".harness-gate.toml", "artifacts_dir = 'gate'\nreview_stages = []\n")
+    assert repo.cli("lint").exit_code == 0
+    res = repo.cli("status")
+    assert res.exit_code == 0
+    assert "HG902" in res.output and "its [tool.harness-gate] table is not read" in res.output
 
 
 def test_unknown_files_under_the_root(repo: Repo) -> None:

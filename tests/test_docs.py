@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness_gate.artifacts.kinds import KINDS
-from harness_gate.findings import RULES
+from harness_gate.findings import RULES, rule_anchor
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -28,6 +28,9 @@ Families: `HG1xx` boundary, `HG2xx` plan and approval, `HG3xx` evidence, `HG4xx`
 Findings block (exit 1); `HG9xx` conditions that stop a command exit 2.
 
 Always blocked, whatever the boundary says: HG103, HG104, HG105 (unless named exactly), HG106.
+
+Each code below is an anchor (`rules.md#hg101`): the JSON report's `rule_url` and the SARIF
+rules' `helpUri` link to it. The report formats themselves: [report.md](report.md).
 """
 
 
@@ -40,7 +43,9 @@ def render_rules() -> str:
             family = code[:3]
             out.append(f"\n## {family}xx: {FAMILIES[family]}\n\n| code | meaning | how to fix |\n|---|---|---|\n")
         hint = rule.hint.replace("|", "\\|")
-        out.append(f"| {code} | {rule.title} | {hint} |\n")
+        # An HTML anchor per row: a table row has no heading to link to (GitHub keeps the
+        # id, prefixed `user-content-`, and still scrolls to `#hg101`).
+        out.append(f'| <a id="{rule_anchor(code)}"></a>{code} | {rule.title} | {hint} |\n')
     return "".join(out)
 
 

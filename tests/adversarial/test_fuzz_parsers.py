@@ -1443,18 +1443,17 @@ _DIR_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)
 
 
 def _expected_config(own: bytes | None, pyproject: bytes | None) -> config.Config | None:
-    """docs/config.md, written without the parser's schema; None when it is a configuration error."""
+    """docs/config.md, written without the parser's schema; None when it is a configuration error.
+    `.harness-gate.toml`, when present, is the configuration: pyproject.toml is not read."""
     tables = []
     try:
         if own is not None:
             tables.append((".harness-gate.toml", tomllib.loads(own.decode("utf-8"))))
-        if pyproject is not None:
+        elif pyproject is not None:
             tool = tomllib.loads(pyproject.decode("utf-8")).get("tool", {})
             if isinstance(tool, dict) and "harness-gate" in tool:
                 tables.append(("pyproject.toml", tool["harness-gate"]))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    if len(tables) > 1:
         return None
     if not tables:
         return config.Config()

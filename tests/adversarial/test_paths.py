@@ -109,20 +109,21 @@ def test_unicode_look_alikes(repo: Repo, path: str) -> None:
 
 
 def test_symlink_inside_the_boundary_to_a_file_outside(gated: Repo) -> None:
-    """A link inside the boundary may point at secret/x; writing through it changes
-    secret/x, and that change is what the commit records (HG101)."""
+    """A new link inside the boundary may not point at secret/x (HG104: in a checkout,
+    writes through it land there); writing through it changes secret/x, and that change
+    is what the commit records (HG101)."""
     (gated.path / "src" / "alias").symlink_to("../secret/x")
     gated.git("add", "-A")
-    assert staged(gated) == (0, [])
+    assert staged(gated) == (1, [("HG104", "src/alias")])
     (gated.path / "src" / "alias").write_text("written through the link\n")
     gated.git("add", "-A")
-    assert staged(gated) == (1, [("HG101", "secret/x")])
+    assert staged(gated) == (1, [("HG101", "secret/x"), ("HG104", "src/alias")])
 
 
 @pytest.mark.parametrize(
     ("links", "bad"),
     [
-        ({"src/up": "..", "src/deep/esc": "../up/.."}, ["src/deep/esc"]),
+        ({"src/up": "..", "src/deep/esc": "../up/.."}, ["src/deep/esc", "src/up"]),  # up: the root (boundary)
         ({"src/hop": "hop2/x", "src/hop2": "../.."}, ["src/hop", "src/hop2"]),
         ({"src/l1": "l2", "src/l2": "l1"}, ["src/l1", "src/l2"]),
         ({"src/g": "../.GIT/hooks"}, ["src/g"]),
@@ -203,7 +204,7 @@ _PIECES = [
 @settings(max_examples=400, deadline=None)
 @example([".gitattribute\u017f", "harne\u017fs/x", ".pre-commit-hoo\u212as.yaml"], None)
 @given(st.lists(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=5).map("".join), max_size=40),
-       st.sampled_from([None, ".harness-gate.toml", "pyproject.toml"]))  # fmt: skip
+       st.sampled_from([None, ".harness-gate.toml", "pyproject.toml", "ci/Gate.toml"]))  # fmt: skip
 def test_suspects_hold_every_protected_path_and_variant(names: list[str], source: str | None) -> None:
     """The bulk search misses nothing the per-path rules would find."""
     paths = [n.encode("utf-8", "surrogateescape") for n in names]

@@ -272,8 +272,16 @@ def test_distinct_reviewer_passes(repo: Repo, keys: dict[str, Path]) -> None:
 
 
 def test_allowed_signers_changed_by_an_unsigned_commit(repo: Repo, keys: dict[str, Path]) -> None:
-    """Adding a key to the trust anchor needs a signature by a key the base already lists."""
+    """Adding a key to the trust anchor needs a signature by a key the base already lists
+    (and, as for any protected path, a plan naming the file exactly)."""
     adopt(repo, keys)
+    repo.write(SIGNERS, signer_line(keys, "alice") + signer_line(keys, "mallory"))
+    commit(repo, "trust mallory, with no plan")
+    assert ci(repo) == [("HG201", "harness/plans"), ("HG221", SIGNERS)]
+    repo.git("reset", "-q", "--hard", "HEAD~1")
+    repo.new_plan("p1", (SIGNERS,))
+    repo.approve()
+    commit(repo, "plan: the team's keys", keys["alice"])
     repo.write(SIGNERS, signer_line(keys, "alice") + signer_line(keys, "mallory"))
     commit(repo, "trust mallory")
     assert ci(repo) == [("HG221", SIGNERS)]

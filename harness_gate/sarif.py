@@ -1,0 +1,202 @@
+"""SARIF 2.1.0: the report as a static-analysis log, for GitHub code scanning and any
+other collector of SARIF (docs/report.md).
+
+One run; the driver lists every rule of the catalogue, so `ruleIndex` is a rule's place
+in `harness_gate.findings.RULES`. Imported only when `--format sarif` (or the Action's
+`sarif` input) asks for it: the hook path never pays for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import urllib.parse
+from pathlib import Path
+from typing import Any, TextIO
+
+from harness_gate import __version__
+from harness_gate.findings import PROJECT_URL, RULES, Finding, Severity, rule_url
+from harness_gate.report import Report, clean, error_location, ordered
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_VERSION = "2.1.0"
+SRCROOT = "%SRCROOT%"
+# The key other collectors may read; GitHub code scanning reads only
+# `primaryLocationLineHash`, so the same value goes there too (upload-sarif then keeps it
+# instead of hashing the text of the line, which moves when the file around it changes).
+FINGERPRINT = "harnessGate/v1"
+GITHUB_FINGERPRINT = "primaryLocationLineHash"
+# Where a result without a path is shown: GitHub requires a location, and the gate's
+# configuration file is the repository's one file about the gate itself.
+CONFIG_FILES = (".harness-gate.toml", "pyproject.toml")
+
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
+# Rules that never block, whatever the stage: a finding of any other rule blocks unless
+# the stage downgrades it (the result's own `level` says which it is).
+_WARNING_RULES = frozenset({"HG310"})
+_TAGS = {
+    "HG1": "boundary",
+    "HG2": "plan",
+    "HG3": "evidence",
+    "HG4": "lifecycle",
+    "HG5": "artifact",
+    "HG6": "harness-format",
+    "HG9": "environment",
+}
+_INDEX = {code: i for i, code in enumerate(RULES)}
+# GitHub code scanning rejects a whole run with more results than this: the most important
+# are kept (the report's order) and a notification counts the rest.
+MAX_RESULTS = 25_000
+
+# What varies between runs of the same problem, normalised out of the fingerprint:
+# the range prefix (the commit is a property), object ids and hashes, times, durations,
+# and the details in parentheses (the files a stale tree differs in, an exit code, counts).
+_COMMIT_PREFIX = re.compile(r"\Acommit [0-9a-f]{7,64}: ")
+_PARENS = re.compile(r"\([^()]*\)")
+_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+_DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|seconds?|minutes?)\b")
+_HEX = re.compile(r"\b[0-9a-f]{7,64}\b")
+_SPACE = re.compile(r"\s+")
+
+
+def normalised(message: str) -> str:
+    """The message as the fingerprint sees it: the same problem reads the same in every run."""
+    text = _COMMIT_PREFIX.sub("", message)
+    while True:  # nested parentheses, innermost first
+        shorter = _PARENS.sub("", text)
+        if shorter == text:
+            break
+        text = shorter
+    text = _TIME.sub("<time>", text)
+    text = _DURATION.sub("<duration>", text)
+    text = _HEX.sub("<id>", text)
+    return _SPACE.sub(" ", text).strip()
+
+
+def fingerprint(code: str, path: str, message: str) -> str:
+    """sha256 of the rule, the path's exact bytes and the normalised message (no line:
+    records appended above a line move it, and it is the same problem)."""
+    raw = b"\0".join((code.encode(), path.encode("utf-8", "surrogateescape"), normalised(message).encode()))
+    return hashlib.sha256(raw).hexdigest()[:32]
+
+
+def rule_name(title: str) -> str:
+    """A rule's title as an identifier (`PathOutsideTheWriteBoundary`), SARIF's `name`."""
+    return "".join(w[:1].upper() + w[1:] for w in re.findall(r"[A-Za-z0-9]+", title))
+
+
+def _rules() -> list[dict[str, Any]]:
+    out = []
+    for code, rule in RULES.items():
+        level = "warning" if code in _WARNING_RULES else "error"
+        title = rule.title[:1].upper() + rule.title[1:]
+        out.append({
+            "id": code,
+            "name": rule_name(rule.title),
+            "shortDescription": {"text": title},
+            "fullDescription": {"text": f"{title} ({code}). {rule.hint}"},
+            "helpUri": rule_url(code),
+            "help": {"text": rule.hint, "markdown": f"{rule.hint}\n\n[{code} in docs/rules.md]({rule_url(code)})"},
+            "defaultConfiguration": {"level": level},
+            "properties": {
+                "tags": ["harness-gate", _TAGS.get(code[:3], "other")],
+                "precision": "very-high",  # every rule is an exact check of committed facts, not a heuristic
+                "problem.severity": level,
+            },
+        })  # fmt: skip
+    return out
+
+
+def uri(path: str) -> str:
+    """A path as a URI reference: its exact bytes, percent-encoded (RFC 3986), `/` kept."""
+    return urllib.parse.quote(path.encode("utf-8", "surrogateescape"), safe="/")
+
+
+def _location(path: str, line: int | None) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": uri(path), "uriBaseId": SRCROOT}}
+    if path.startswith("/"):  # `lint /abs/file.md`: no base to resolve it against
+        physical["artifactLocation"] = {"uri": "file://" + uri(path)}
+    if line is not None and line >= 1:
+        physical["region"] = {"startLine": line}
+    return {"physicalLocation": physical}
+
+
+def _result(f: Finding, fallback: str, seen: dict[str, int]) -> dict[str, Any]:
+    path = f.path or fallback
+    key = fingerprint(f.code, path, f.message)
+    # The same problem twice in one run (two commits of a range, say): numbered in report
+    # order, which a rebase that keeps the commits' order keeps too.
+    seen[key] = seen.get(key, 0) + 1
+    value = f"{key}:{seen[key]}"
+    result: dict[str, Any] = {"ruleId": f.code}
+    if f.code in _INDEX:
+        result["ruleIndex"] = _INDEX[f.code]
+    result.update({
+        "level": _LEVEL[f.severity],
+        "message": {"text": f"{f.message} — {f.hint}" if f.hint else f.message},
+        "locations": [_location(path, f.line)],
+        "partialFingerprints": {FINGERPRINT: value, GITHUB_FINGERPRINT: value},
+    })  # fmt: skip
+    if f.commit is not None:
+        result["properties"] = {"commit": f.commit}
+    return result
+
+
+def fallback_path(root: Path | None) -> str:
+    """The configuration file a result without a path is shown on: the one the repository has."""
+    for name in CONFIG_FILES:
+        if root is not None and (root / name).is_file():
+            return name
+    return CONFIG_FILES[0]
+
+
+def to_sarif(report: Report, *, root: Path | None = None) -> dict[str, Any]:
+    """The report as one SARIF 2.1.0 log. `root`: the repository, to pick the file that
+    results without a path (an error, a finding about the whole repository) are shown on."""
+    seen: dict[str, int] = {}
+    fallback = fallback_path(root)
+    findings = ordered(report.findings)
+    room = MAX_RESULTS - (report.error is not None)
+    results = [_result(f, fallback, seen) for f in findings[:room]]
+    invocation: dict[str, Any] = {"executionSuccessful": report.error is None, "exitCode": report.exit_code}
+    notifications: list[dict[str, Any]] = []
+    if len(findings) > room:
+        left = len(findings) - room
+        notifications.append({"level": "warning", "message": {"text": (
+            f"{left} more finding{'s' * (left != 1)} left out: code scanning rejects a run with more than "
+            f"{MAX_RESULTS} results; the JSON report (--format json) lists every finding"
+        )}})  # fmt: skip
+    if report.error is not None:
+        error = report.error
+        # A result too, not only a notification: code scanning shows results, and the
+        # alert closes once a run succeeds.
+        path, line = error_location(error)
+        results.append(_result(Finding(error.code, path or "", line, error.message, error.hint), fallback, seen))
+        notification: dict[str, Any] = {"level": "error", "message": {"text": error.message}}
+        if error.code in _INDEX:
+            notification["associatedRule"] = {"id": error.code, "index": _INDEX[error.code]}
+        notifications.insert(0, notification)
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "harness-gate",
+                "version": __version__,
+                "informationUri": PROJECT_URL,
+                "rules": _rules(),
+            }
+        },
+        "originalUriBaseIds": {SRCROOT: {"description": {"text": "The root of the repository's work tree."}}},
+        "invocations": [invocation],
+        "results": results,
+        "properties": {"command": report.command, "result": report.result},
+    }
+    # Names that are not UTF-8 travel as surrogate escapes: shown as \xNN, as in the JSON report.
+    log: dict[str, Any] = clean({"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]})
+    return log
+
+
+def write(report: Report, stream: TextIO, *, root: Path | None = None) -> None:
+    stream.write(json.dumps(to_sarif(report, root=root), indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,259 @@
+"""What the gate trusts comes only from where a pull request cannot write: the files that
+configure it or anchor trust are protected wherever they live, history is read with every
+side file that could rewrite it turned off, and the plan's commands (the change's own
+code) run only after every other fact is established."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.adversarial.util import BOUNDARY_ONLY, FOLDER, PY, check, commit, rev, setup_gated
+from tests.helpers import Repo
+
+CI = ("--base", "main", "--head", "HEAD", "--stage", "ci")
+WEAK = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\ncompletion_stages = []\n'
+STRICT = 'artifacts_dir = "harness"\nevidence_stages = ["ci"]\nreview_stages = []\ncompletion_stages = []\n'
+
+
+def branch(repo: Repo) -> None:
+    repo.git("checkout", "-qb", "pr")
+
+
+# -- item 4: [tool.harness-gate] in pyproject.toml ------------------------------------
+
+
+def test_pyproject_is_protected_when_the_gate_keeps_no_config_there(repo: Repo) -> None:
+    """The base keeps its configuration in `.harness-gate.toml`; a boundary of `*.toml` still
+    does not let a pull request write pyproject.toml, where the gate's table could go."""
+    setup_gated(repo, boundary=("src/**", "*.toml"), config=STRICT)
+    branch(repo)
+    repo.write("pyproject.toml", "[tool.harness-gate]\nevidence_stages = []\n")
+    commit(repo, "a table the next pull request would be judged by")
+    code, found = check(repo, *CI)
+    assert code == 1
+    assert ("HG102", "pyproject.toml") in found
+
+
+def test_pyproject_is_protected_with_no_configuration_file_at_all(repo: Repo) -> None:
+    """Adopted with the defaults (no configuration file on the base): adding the table
+    is a protected change too."""
+    setup_gated(repo, boundary=("src/**", "*.toml"), config=STRICT)
+    (repo.path / ".harness-gate.toml").unlink()
+    commit(repo, "the defaults")
+    branch(repo)
+    repo.write("pyproject.toml", "[tool.harness-gate]\nevidence_stages = []\n")
+    commit(repo, "add the table")
+    code, found = check(repo, *CI)
+    assert code == 1
+    assert ("HG102", "pyproject.toml") in found
+
+
+def test_a_table_beside_the_configuration_file_neither_weakens_nor_stops_the_gate(repo: Repo) -> None:
+    """Once both exist (a plan named pyproject.toml exactly), `.harness-gate.toml` decides:
+    the next change is judged by it, and the check still runs (no "found in both")."""
+    setup_gated(repo, boundary=("src/**", "pyproject.toml"), config=STRICT)
+    repo.write("pyproject.toml", "[tool.harness-gate]\nevidence_stages = []\n")
+    commit(repo, "a table, approved by name")
+    branch(repo)
+    repo.write("src/a.py", "a = 2\n")
+    commit(repo, "code")
+    code, found = check(repo, *CI)
+    assert code == 1
+    assert found == [("HG301", f"{FOLDER}/evidence.jsonl")]
+    res = repo.cli("status")
+    assert "its [tool.harness-gate] table is not read" in res.output
+
+
+def test_a_pyproject_that_no_longer_parses_stops_nothing(repo: Repo) -> None:
+    setup_gated(repo, boundary=("src/**", "pyproject.toml"), config=BOUNDARY_ONLY)
+    repo.write("pyproject.toml", "[tool.harness-gate\n")
+    commit(repo, "broken TOML, approved by name")
+    branch(repo)
+    repo.write("src/a.py", "a = 2\n")
+    commit(repo, "code")
+    assert check(repo, *CI) == (0, [])
+
+
+# -- item 5: a configuration named with --config -------------------------------------
+
+
+def test_a_config_file_named_with_the_config_option_is_protected(repo: Repo) -> None:
+    setup_gated(repo, boundary=("src/**", "ci/**"), config=BOUNDARY_ONLY)
+    repo.write("ci/gate.toml", STRICT)
+    commit(repo, "the CI configuration")
+    branch(repo)
+    repo.write("ci/gate.toml", WEAK)
+    commit(repo, "weaken it for the next pull request")
+    code, found = check(repo, *CI, "--config", "ci/gate.toml")
+    assert code == 1
+    assert ("HG102", "ci/gate.toml") in found
+    # A case variant of it is no way around.
+    repo.git("rm", "-q", "--cached", "ci/gate.toml")
+    (repo.path / "ci/gate.toml").rename(repo.path / "ci/Gate.toml")
+    commit(repo, "renamed")
+    code, found = check(repo, *CI, "--config", "ci/gate.toml")
+    assert ("HG106", "ci/Gate.toml") in found or ("HG102", "ci/gate.toml") in found
+
+
+# -- item 8: the artifacts root holds known artifacts only -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "data", "mode", "why"),
+    [
+        ("harness/.gitkeep", b"#!/bin/sh\necho hi\n", 0o755, "non-executable"),
+        ("harness/plans/.gitkeep", b"\x7fELF\x00\x01", 0o644, "must be empty"),
+        ("harness/README.md", b"<script>alert(1)</script>\n", 0o644, "not an artifact"),
+    ],
+)
+def test_the_artifacts_root_takes_no_arbitrary_bytes(repo: Repo, path: str, data: bytes, mode: int, why: str) -> None:
+    setup_gated(repo, config=BOUNDARY_ONLY)
+    branch(repo)
+    target = repo.path / path
+    target.write_bytes(data)
+    target.chmod(mode)
+    commit(repo, "bytes under the artifacts root")
+    doc = repo.cli("check", *CI, "--format", "json")
+    assert doc.exit_code == 1, doc.output
+    assert ("HG516", path) in check(repo, *CI)[1]
+    assert why in doc.output
+
+
+def test_allowed_signers_is_protected_in_unsigned_mode(repo: Repo) -> None:
+    """A key added while signatures are off would be trusted the day they are switched on."""
+    setup_gated(repo, config=BOUNDARY_ONLY)
+    branch(repo)
+    repo.write("harness/allowed_signers", "mallory@example.com ssh-ed25519 AAAA\n")
+    commit(repo, "a key, waiting")
+    code, found = check(repo, *CI)
+    assert code == 1
+    assert ("HG102", "harness/allowed_signers") in found
+
+
+def test_allowed_signers_named_exactly_by_a_plan_may_change(repo: Repo) -> None:
+    setup_gated(repo, boundary=("src/**", "harness/allowed_signers"), config=BOUNDARY_ONLY)
+    branch(repo)
+    repo.write("harness/allowed_signers", "alice@example.com ssh-ed25519 AAAA\n")
+    commit(repo, "the team's keys, approved by name")
+    assert check(repo, *CI) == (0, [])
+
+
+def test_an_empty_gitkeep_is_still_fine(repo: Repo) -> None:
+    setup_gated(repo, config=BOUNDARY_ONLY)
+    branch(repo)
+    repo.write("harness/.gitkeep", "")
+    commit(repo, "an empty placeholder")
+    assert check(repo, *CI) == (0, [])
+
+
+# -- item 7: history read without the side files that rewrite it -----------------------
+
+
+def _repoint_parent(repo: Repo, child: str, parent: str) -> None:
+    """A crafted commit-graph: `child`'s first parent becomes `parent`, as a graft would."""
+    repo.git("commit-graph", "write", "--reachable")
+    path = repo.path / ".git/objects/info/commit-graph"
+    data = bytearray(path.read_bytes())
+    assert data[:4] == b"CGPH"
+    table = {}
+    for i in range(data[6] + 1):
+        at = 8 + 12 * i
+        table[bytes(data[at : at + 4])] = int.from_bytes(data[at + 4 : at + 12], "big")
+    fanout, oidl, cdat = table[b"OIDF"], table[b"OIDL"], table[b"CDAT"]
+    count = int.from_bytes(data[fanout + 255 * 4 : fanout + 256 * 4], "big")
+    oids = [bytes(data[oidl + 20 * i : oidl + 20 * i + 20]).hex() for i in range(count)]
+    record = cdat + oids.index(child) * 36
+    data[record + 20 : record + 24] = oids.index(parent).to_bytes(4, "big")
+    path.chmod(0o644)
+    path.write_bytes(bytes(data))
+
+
+def test_a_crafted_commit_graph_hides_no_commit_of_a_range(repo: Repo) -> None:
+    """A commit outside the boundary, then commits inside it: with the second commit's
+    parent pointed at the base in the graph, plain git lists no commit that left it (and
+    each listed commit's own diff stays inside)."""
+    setup_gated(repo, config=BOUNDARY_ONLY)
+    base = rev(repo, "HEAD")
+    repo.write("other.py", "evil = 1\n")
+    commit(repo, "outside the boundary")
+    repo.write("src/a.py", "a = 2\n")
+    after = commit(repo, "code")
+    repo.write("src/a.py", "a = 3\n")
+    head = commit(repo, "more code")
+    _repoint_parent(repo, after, base)
+    listed = subprocess.run(["git", "rev-list", f"{base}..{head}"], cwd=repo.path, capture_output=True, check=True)
+    assert listed.stdout.decode().split() == [head, after]
+    code, found = check(repo, "--range", f"{base}..{head}")
+    assert code == 1
+    assert ("HG101", "other.py") in found
+
+
+# -- item 2: the plan's commands run after every other fact ----------------------------
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
+def test_reverify_runs_after_the_signatures_are_judged(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan's command is the change's code. Here it marks HEAD as a shallow cut, so that
+    any history read after it would attribute the unsigned review to nobody (HG220)
+    instead of to its unsigned commit (HG218). The review is judged first."""
+    from tests.adversarial.test_signatures import BASE, adopt, config
+    from tests.adversarial.test_signatures import commit as signed_commit
+
+    adopt(repo, keys, signers=("alice", "bob"))
+    config(repo, BASE.replace("evidence_stages = []", 'evidence_stages = ["ci"]') + "require_signed_reviews = true\n")
+    # Only in the check below (the author's own verify leaves the repository alone).
+    vandal = (
+        "import os, subprocess; os.environ.get('HG_VANDAL') and open('.git/shallow', 'w')"
+        ".write(subprocess.check_output(['git', 'rev-parse', 'HEAD']).decode())"
+    )
+    res = repo.cli(
+        "plan", "new", "p1", "--objective", "x", "--boundary", "src/**", "--verify", f'tests={PY} -c "{vandal}"'
+    )
+    assert res.exit_code == 0, res.output
+    repo.approve()
+    signed_commit(repo, "plan", keys["alice"])
+    repo.write("src/a.py", "x = 1\n")
+    repo.git("add", "-A")
+    assert repo.cli("verify").exit_code == 0
+    signed_commit(repo, "code")
+    res = repo.cli("review", "new", "--reviewer", "Rae")
+    assert res.exit_code == 0, res.output
+    review = repo.path / FOLDER / "001-review.md"
+    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
+    signed_commit(repo, "review, unsigned")
+    monkeypatch.setenv("HG_VANDAL", "1")
+    code, found = check(repo, *CI, "--reverify")
+    assert (repo.path / ".git/shallow").exists(), "the command ran"
+    assert code == 1
+    assert found == [("HG218", f"{FOLDER}/001-review.md")]
+
+
+# -- item 6: ending a plan never ends the need to verify its code ---------------------
+
+
+def test_reverify_runs_a_cancelled_plans_commands(repo: Repo) -> None:
+    """Code under p1, p1 cancelled, more code under p2: CI with `--reverify` runs p1's
+    command too, and p1's failing test blocks."""
+    fails = f"{PY} -c \"import sys; sys.exit(open('src/a.py').read() != 'a = 1\\n')\""
+    setup_gated(repo, config=STRICT, verify=fails)
+    branch(repo)
+    repo.write("src/a.py", "a = 2\n")  # breaks p1's own test
+    commit(repo, "code under p1")
+    res = repo.cli("complete", "--cancel", "--plan", "p1")
+    assert res.exit_code == 0, res.output
+    commit(repo, "cancel p1")
+    res = repo.cli("plan", "new", "p2", "--objective", "x", "--boundary", "lib/**", "--verify", f"t={PY} -c pass")
+    assert res.exit_code == 0, res.output
+    repo.approve(plan="p2")
+    commit(repo, "plan p2")
+    repo.write("lib/b.py", "b = 1\n")
+    commit(repo, "code under p2")
+    code, found = check(repo, *CI, "--reverify")
+    assert code == 1
+    assert ("HG305", f"{FOLDER}/evidence.jsonl") in found

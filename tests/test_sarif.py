@@ -1,0 +1,521 @@
+"""SARIF 2.1.0 output (`--format sarif`, the Action's `sarif` input) and the annotations'
+cap, held to what GitHub code scanning and the SARIF schema require.
+
+No copy of the official SARIF 2.1.0 JSON schema exists on this machine (none ships with an
+installed package) and none is vendored: SUBSET below restates, from the OASIS schema,
+every object the log uses (sarifLog, run, tool, toolComponent, reportingDescriptor,
+reportingConfiguration, multiformatMessageString, message, invocation, notification,
+reportingDescriptorReference, result, location, physicalLocation, artifactLocation,
+region, propertyBag) with its property names, required properties, enums and minimums,
+and forbids anything else on them. `code_scanning_problems` adds what GitHub documents as
+required for code scanning."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from harness_gate import __version__, github, sarif
+from harness_gate.errors import HarnessGateError
+from harness_gate.findings import PROJECT_URL, RULES, Finding, Severity
+from harness_gate.report import Report
+from tests.helpers import Repo
+
+PY = Path(sys.executable).as_posix()
+PROJECT = Path(__file__).resolve().parent.parent
+LEVELS = ["none", "note", "warning", "error"]
+
+
+def _object(properties: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
+    return {"type": "object", "additionalProperties": False, "properties": properties, "required": list(required),
+            **extra}  # fmt: skip
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/$defs/{name}"}
+
+
+def _array(item: dict[str, Any], *, unique: bool = False, min_items: int = 0) -> dict[str, Any]:
+    return {"type": "array", "items": item, "uniqueItems": unique, "minItems": min_items}
+
+
+STRING: dict[str, Any] = {"type": "string"}
+INDEX: dict[str, Any] = {"type": "integer", "minimum": -1}
+LINE: dict[str, Any] = {"type": "integer", "minimum": 1}
+ANY: dict[str, Any] = {}
+BAG = _ref("propertyBag")
+MSG = _ref("multiformatMessageString")
+
+# The schema's objects read best one per block, their property names packed.
+# fmt: off
+SUBSET: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    **_object({
+        "$schema": STRING,
+        "version": {"enum": ["2.1.0"]},
+        "runs": _array(_ref("run")),
+        "inlineExternalProperties": ANY,
+        "properties": BAG,
+    }, ("version", "runs")),
+    "$defs": {
+        "propertyBag": {"type": "object", "properties": {"tags": _array(STRING, unique=True)}},
+        "multiformatMessageString": _object({"text": STRING, "markdown": STRING, "properties": BAG}, ("text",)),
+        "message": _object(
+            {"text": STRING, "markdown": STRING, "id": STRING, "arguments": _array(STRING), "properties": BAG},
+            anyOf=[{"required": ["text"]}, {"required": ["id"]}],
+        ),
+        "run": _object({
+            "tool": _ref("tool"), "invocations": _array(_ref("invocation")), "conversion": ANY, "language": STRING,
+            "versionControlProvenance": ANY, "originalUriBaseIds": {"type": "object",
+                                                                    "additionalProperties": _ref("artifactLocation")},
+            "artifacts": ANY, "logicalLocations": ANY, "graphs": ANY, "results": _array(_ref("result")),
+            "automationDetails": ANY, "runAggregates": ANY, "baselineGuid": STRING, "redactionTokens": ANY,
+            "defaultEncoding": STRING, "defaultSourceLanguage": STRING, "newlineSequences": ANY,
+            "columnKind": {"enum": ["utf16CodeUnits", "unicodeCodePoints"]}, "externalPropertyFileReferences": ANY,
+            "threadFlowLocations": ANY, "taxonomies": ANY, "addresses": ANY, "translations": ANY, "policies": ANY,
+            "webRequests": ANY, "webResponses": ANY, "specialLocations": ANY, "properties": BAG,
+        }, ("tool",)),
+        "tool": _object({"driver": _ref("toolComponent"), "extensions": ANY, "properties": BAG}, ("driver",)),
+        "toolComponent": _object({
+            "guid": STRING, "name": STRING, "organization": STRING, "product": STRING, "productSuite": STRING,
+            "shortDescription": MSG, "fullDescription": MSG, "fullName": STRING, "version": STRING,
+            "semanticVersion": STRING, "dottedQuadFileVersion": STRING, "releaseDateUtc": STRING,
+            "downloadUri": STRING, "informationUri": STRING, "globalMessageStrings": ANY,
+            "notifications": _array(_ref("reportingDescriptor"), unique=True),
+            "rules": _array(_ref("reportingDescriptor"), unique=True), "taxa": ANY, "locations": ANY,
+            "language": STRING, "contents": ANY, "isComprehensive": {"type": "boolean"},
+            "localizedDataSemanticVersion": STRING, "minimumRequiredLocalizedDataSemanticVersion": STRING,
+            "associatedComponent": ANY, "translationMetadata": ANY, "supportedTaxonomies": ANY, "properties": BAG,
+        }, ("name",)),
+        "reportingDescriptor": _object({
+            "id": STRING, "deprecatedIds": ANY, "guid": STRING, "deprecatedGuids": ANY, "name": STRING,
+            "deprecatedNames": ANY, "shortDescription": MSG, "fullDescription": MSG, "messageStrings": ANY,
+            "defaultConfiguration": _ref("reportingConfiguration"), "helpUri": STRING, "help": MSG,
+            "relationships": ANY, "properties": BAG,
+        }, ("id",)),
+        "reportingConfiguration": _object({
+            "enabled": {"type": "boolean"}, "level": {"enum": LEVELS},
+            "rank": {"type": "number", "minimum": -1, "maximum": 100}, "parameters": BAG, "properties": BAG,
+        }),
+        "reportingDescriptorReference": _object(
+            {"id": STRING, "index": INDEX, "guid": STRING, "toolComponent": ANY, "properties": BAG},
+            anyOf=[{"required": ["index"]}, {"required": ["guid"]}, {"required": ["id"]}],
+        ),
+        "invocation": _object({
+            "commandLine": STRING, "arguments": _array(STRING), "responseFiles": ANY, "startTimeUtc": STRING,
+            "endTimeUtc": STRING, "exitCode": {"type": "integer"}, "ruleConfigurationOverrides": ANY,
+            "notificationConfigurationOverrides": ANY,
+            "toolExecutionNotifications": _array(_ref("notification")),
+            "toolConfigurationNotifications": _array(_ref("notification")), "exitCodeDescription": STRING,
+            "exitSignalName": STRING, "exitSignalNumber": {"type": "integer"}, "processStartFailureMessage": STRING,
+            "executionSuccessful": {"type": "boolean"}, "machine": STRING, "account": STRING,
+            "processId": {"type": "integer"}, "executableLocation": ANY, "workingDirectory": ANY,
+            "environmentVariables": ANY, "stdin": ANY, "stdout": ANY, "stderr": ANY, "stdoutStderr": ANY,
+            "properties": BAG,
+        }, ("executionSuccessful",)),
+        "notification": _object({
+            "locations": _array(_ref("location")), "message": _ref("message"), "level": {"enum": LEVELS},
+            "threadId": {"type": "integer"}, "timeUtc": STRING, "exception": ANY,
+            "descriptor": _ref("reportingDescriptorReference"),
+            "associatedRule": _ref("reportingDescriptorReference"), "properties": BAG,
+        }, ("message",)),
+        "result": _object({
+            "ruleId": STRING, "ruleIndex": INDEX, "rule": _ref("reportingDescriptorReference"),
+            "kind": {"enum": ["notApplicable", "pass", "fail", "review", "open", "informational"]},
+            "level": {"enum": LEVELS}, "message": _ref("message"), "analysisTarget": _ref("artifactLocation"),
+            "locations": _array(_ref("location")), "guid": STRING, "correlationGuid": STRING,
+            "occurrenceCount": LINE, "partialFingerprints": {"type": "object", "additionalProperties": STRING},
+            "fingerprints": {"type": "object", "additionalProperties": STRING}, "stacks": ANY, "codeFlows": ANY,
+            "graphs": ANY, "graphTraversals": ANY, "relatedLocations": _array(_ref("location")),
+            "suppressions": ANY, "baselineState": {"enum": ["new", "unchanged", "updated", "absent"]},
+            "rank": {"type": "number"}, "attachments": ANY, "hostedViewerUri": STRING, "workItemUris": ANY,
+            "provenance": ANY, "fixes": ANY, "taxa": ANY, "webRequest": ANY, "webResponse": ANY, "properties": BAG,
+        }, ("message",)),
+        "location": _object({
+            "id": INDEX, "physicalLocation": _ref("physicalLocation"), "logicalLocations": ANY,
+            "message": _ref("message"), "annotations": _array(_ref("region")), "relationships": ANY,
+            "properties": BAG,
+        }),
+        "physicalLocation": _object(
+            {"address": ANY, "artifactLocation": _ref("artifactLocation"), "region": _ref("region"),
+             "contextRegion": _ref("region"), "properties": BAG},
+            anyOf=[{"required": ["address"]}, {"required": ["artifactLocation"]}],
+        ),
+        "artifactLocation": _object(
+            {"uri": STRING, "uriBaseId": STRING, "index": INDEX, "description": _ref("message"), "properties": BAG}
+        ),
+        "region": _object({
+            "startLine": LINE, "startColumn": LINE, "endLine": LINE, "endColumn": LINE, "charOffset": INDEX,
+            "charLength": {"type": "integer", "minimum": 0}, "byteOffset": INDEX,
+            "byteLength": {"type": "integer", "minimum": 0}, "snippet": ANY, "message": _ref("message"),
+            "sourceLanguage": STRING, "properties": BAG,
+        }),
+    },
+}
+# fmt: on
+
+URI_REFERENCE = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-F]{2})*\Z")  # RFC 3986, nothing raw
+
+
+def validate(log: dict[str, Any]) -> dict[str, Any]:
+    Draft202012Validator.check_schema(SUBSET)
+    problems = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in
+                Draft202012Validator(SUBSET).iter_errors(log)]  # fmt: skip
+    assert not problems, problems[:10]
+    assert not code_scanning_problems(log)
+    return log
+
+
+def code_scanning_problems(log: dict[str, Any]) -> list[str]:
+    """What GitHub's "SARIF support for code scanning" marks required, and the references
+    the schema cannot check (ruleIndex into rules, uri-reference syntax)."""
+    out = []
+    if log.get("$schema") != sarif.SARIF_SCHEMA or log.get("version") != "2.1.0":
+        out.append("$schema/version")
+    if len(log["runs"]) != 1:
+        out.append("one run")
+    run = log["runs"][0]
+    driver = run["tool"]["driver"]
+    rules = driver.get("rules", [])
+    if driver.get("name") != "harness-gate" or not rules:
+        out.append("tool.driver.name and rules")
+    for rule in rules:
+        for key in ("shortDescription", "fullDescription", "help"):
+            if not rule.get(key, {}).get("text") or len(rule[key]["text"]) > 1024:
+                out.append(f"{rule['id']}: {key}.text (1-1024 characters)")
+        if len(rule.get("name", "")) > 255:
+            out.append(f"{rule['id']}: name")
+    if len({r["id"] for r in rules}) != len(rules):
+        out.append("rule ids not unique")
+    if "results" not in run:
+        out.append("results[] (may be empty, never absent)")
+    for i, result in enumerate(run.get("results", [])):
+        where = f"results[{i}]"
+        if not result.get("message", {}).get("text"):
+            out.append(f"{where}: message.text")
+        if not result.get("ruleId"):
+            out.append(f"{where}: ruleId")
+        index = result.get("ruleIndex")
+        if index is None or not 0 <= index < len(rules) or rules[index]["id"] != result.get("ruleId"):
+            out.append(f"{where}: ruleIndex does not point at rule {result.get('ruleId')}")
+        locations = result.get("locations") or []
+        if not locations:
+            out.append(f"{where}: at least one location")
+        for loc in locations:
+            artifact = loc.get("physicalLocation", {}).get("artifactLocation", {})
+            if not artifact.get("uri") or not URI_REFERENCE.match(artifact["uri"]):
+                out.append(f"{where}: artifactLocation.uri {artifact.get('uri')!r}")
+            if artifact.get("uriBaseId") not in (None, sarif.SRCROOT):
+                out.append(f"{where}: uriBaseId")
+            region = loc["physicalLocation"].get("region")
+            if region is not None and not (isinstance(region.get("startLine"), int) and region["startLine"] >= 1):
+                out.append(f"{where}: region.startLine")
+        prints = result.get("partialFingerprints", {})
+        if not prints.get(sarif.GITHUB_FINGERPRINT) or not prints.get(sarif.FINGERPRINT):
+            out.append(f"{where}: partialFingerprints")
+    return out
+
+
+def results(log: dict[str, Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = log["runs"][0]["results"]
+    return found
+
+
+def prints(log: dict[str, Any]) -> dict[str, str]:
+    """ruleId + fingerprint -> the commit property (or "")."""
+    return {r["ruleId"] + " " + r["partialFingerprints"][sarif.FINGERPRINT]: r.get("properties", {}).get("commit", "")
+            for r in results(log)}  # fmt: skip
+
+
+def sha(repo: Repo, rev: str) -> str:
+    return repo.git("rev-parse", rev).decode().strip()
+
+
+@pytest.fixture
+def blocked(repo: Repo) -> Repo:
+    """A branch with a plan, verified work, and a commit outside the boundary after it."""
+    repo.write("README.md", "x\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "init")
+    repo.cli("init")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt")
+    repo.git("checkout", "-qb", "feature")
+    repo.cli("plan", "new", "p1", "--objective", "x", "--boundary", "src/**", "--verify", f"tests={PY} -c pass")
+    repo.approve()
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "plan")
+    repo.write("src/a.py", "a = 1\n")
+    repo.git("add", "-A")
+    assert repo.cli("verify").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "work")
+    repo.write("other.py", "x\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "outside", "--no-verify")
+    return repo
+
+
+def check_sarif(repo: Repo, *args: str) -> tuple[int, dict[str, Any]]:
+    proc = repo.run("check", "--base", "main", "--stage", "ci", "--format", "sarif", *args)
+    assert "Traceback" not in proc.stderr.decode()
+    return proc.returncode, validate(json.loads(proc.stdout))
+
+
+def test_a_blocked_range_is_a_valid_log_with_commits_lines_and_rules(blocked: Repo) -> None:
+    code, log = check_sarif(blocked)
+    assert code == 1
+    run = log["runs"][0]
+    assert run["tool"]["driver"]["version"] == __version__
+    assert run["tool"]["driver"]["informationUri"] == PROJECT_URL
+    assert run["invocations"] == [{"executionSuccessful": True, "exitCode": 1}]
+    by_rule = {r["ruleId"]: r for r in results(log)}
+    outside = by_rule["HG101"]
+    assert outside["level"] == "error"
+    assert outside["properties"] == {"commit": sha(blocked, "feature")}
+    assert outside["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "other.py", "uriBaseId": "%SRCROOT%"}  # no line: none is known
+    }
+    stale = by_rule["HG302"]  # the head's evidence: no commit, the stale record's line
+    assert "properties" not in stale
+    log_lines = blocked.read("harness/plans/p1/evidence.jsonl").decode().splitlines()
+    assert stale["locations"][0]["physicalLocation"]["region"] == {"startLine": len(log_lines)}
+    assert [r["level"] for r in results(log)] == sorted((r["level"] for r in results(log)),
+                                                         key=["error", "warning", "note"].index)  # fmt: skip
+
+
+def test_every_rule_is_in_the_driver_and_its_help_uri_is_a_real_anchor() -> None:
+    log = validate(sarif.to_sarif(Report("check")))
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == list(RULES)
+    doc = (PROJECT / "docs" / "rules.md").read_text()
+    assert PROJECT_URL in (PROJECT / "README.md").read_text()  # the URL the project names itself
+    for rule in rules:
+        base, _, anchor = rule["helpUri"].partition("#")
+        assert base == f"{PROJECT_URL}/blob/main/docs/rules.md"
+        assert f'<a id="{anchor}"></a>{rule["id"]} |' in doc, rule["id"]
+        assert rule["defaultConfiguration"]["level"] in ("error", "warning")
+    assert len({r["name"] for r in rules}) == len(rules)
+    assert log["runs"][0]["results"] == []
+
+
+def test_lint_speaks_sarif_with_lines(repo: Repo) -> None:
+    repo.cli("init")
+    repo.new_plan()
+    plan = repo.path / "harness/plans/p1/plan.md"
+    plan.write_text(plan.read_text() + "\n## Extra\n")
+    res = repo.cli("lint", "--format", "sarif")
+    assert res.exit_code == 1
+    log = validate(json.loads(res.stdout))
+    [extra] = [r for r in results(log) if r["ruleId"] == "HG504"]
+    region = extra["locations"][0]["physicalLocation"]["region"]
+    assert plan.read_text().splitlines()[region["startLine"] - 1] == "## Extra"
+
+
+def test_an_error_still_writes_a_valid_log_located_on_the_configuration(blocked: Repo, tmp_path: Path) -> None:
+    blocked.write(".harness-gate.toml", 'artifacts_dir = "harness"\nbogus = 1\n')
+    proc = blocked.run("lint", "--format", "sarif")  # lint reads the work tree's configuration
+    assert proc.returncode == 2
+    log = validate(json.loads(proc.stdout))
+    [invocation] = log["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False and invocation["exitCode"] == 2
+    [note] = invocation["toolExecutionNotifications"]
+    assert note["level"] == "error" and "unknown key `bogus`" in note["message"]["text"]
+    assert note["associatedRule"]["id"] == "HG902"
+    [result] = results(log)
+    assert result["ruleId"] == "HG902"
+    assert result["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": ".harness-gate.toml", "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": 2},
+    }
+    # Not a repository at all: the result still has a location (the configuration's name).
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    proc = subprocess.run([PY, "-m", "harness_gate", "check", "--staged", "--format", "sarif"], cwd=outside,
+                          capture_output=True, check=False)  # fmt: skip
+    assert proc.returncode == 2
+    log = validate(json.loads(proc.stdout))
+    [result] = results(log)
+    assert result["ruleId"] == "HG901"
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == ".harness-gate.toml"
+
+
+def test_an_inactive_repository_gives_an_empty_valid_log(repo: Repo) -> None:
+    repo.write("README.md", "x\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "init")
+    for args in (("check", "--staged"), ("lint",)):
+        res = repo.cli(*args, "--format", "sarif")
+        assert res.exit_code == 0
+        log = validate(json.loads(res.stdout))
+        assert results(log) == []
+        assert log["runs"][0]["invocations"] == [{"executionSuccessful": True, "exitCode": 0}]
+
+
+def test_fingerprints_survive_a_moved_pull_request_and_go_when_fixed(blocked: Repo) -> None:
+    _, before = check_sarif(blocked)
+    # The pull request moves: every commit is rewritten (new ids), the problems stay.
+    blocked.git("rebase", "-q", "--no-verify", "--committer-date-is-author-date", "--force-rebase", "main",
+                "--exec", "git commit -q --amend --no-edit --no-verify --date=2026-02-02T00:00:00Z")  # fmt: skip
+    _, after = check_sarif(blocked)
+    assert set(prints(before)) == set(prints(after))
+    assert set(prints(before).values()) != set(prints(after).values())  # the commits did change
+    # Fixed: the commit that wrote outside the boundary is gone, and with it the file that
+    # made the evidence stale: both alerts close, nothing new opens.
+    blocked.git("reset", "-q", "--hard", "HEAD~1")
+    _, fixed = check_sarif(blocked)
+    gone = set(prints(before)) - set(prints(fixed))
+    assert sorted(key.split()[0] for key in gone) == ["HG101", "HG302"]
+    assert set(prints(fixed)) <= set(prints(before))
+
+
+def test_the_same_problem_twice_gets_two_numbered_fingerprints() -> None:
+    first = Finding("HG101", "x.py", None, "commit aaaaaaaaaaaa: added outside the boundary", "h", commit="a" * 40)
+    second = Finding("HG101", "x.py", None, "commit bbbbbbbbbbbb: added outside the boundary", "h", commit="b" * 40)
+    values = [r["partialFingerprints"][sarif.FINGERPRINT] for r in results(sarif.to_sarif(Report("check", (first,
+              second))))]  # fmt: skip
+    assert values[0].split(":")[0] == values[1].split(":")[0]
+    assert [v.split(":")[1] for v in values] == ["1", "2"]
+
+
+def test_normalised_messages_drop_what_moves() -> None:
+    moved = "`tests`: tree-moved (verified tree 199b10480542, this tree 113b72fd80d2; differs in other.py)"
+    assert sarif.normalised(moved) == "`tests`: tree-moved"
+    assert sarif.normalised("commit 0123456789ab: added outside the write boundary of `p1` (allowed: `src/**`)") == (
+        "added outside the write boundary of `p1`"
+    )
+    assert sarif.normalised("ran 2026-01-01T00:00:00Z for 1.5s on abcdef0123") == "ran <time> for <duration> on <id>"
+    assert sarif.fingerprint("HG101", "a.py", "m") != sarif.fingerprint("HG101", "b.py", "m")
+    assert sarif.fingerprint("HG101", "a.py", "m") != sarif.fingerprint("HG102", "a.py", "m")
+
+
+def test_uris_keep_every_byte_of_a_name() -> None:
+    name = "dir/a b%#?\u00e9" + b"\xff".decode("utf-8", "surrogateescape") + ".py"
+    log = validate(sarif.to_sarif(Report("check", (Finding("HG101", name, 3, "m", "h"),))))
+    uri = results(log)[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "dir/a%20b%25%23%3F%C3%A9%FF.py"
+    assert urllib.parse.unquote_to_bytes(uri) == name.encode("utf-8", "surrogateescape")
+    abs_log = validate(sarif.to_sarif(Report("lint", (Finding("HG501", "/tmp/x.md", None, "m", "h"),))))
+    assert results(abs_log)[0]["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": "file:///tmp/x.md"}
+
+
+def test_notes_and_levels_map_one_to_one() -> None:
+    report = Report("check", (Finding("HG310", "a", None, "m", "h", Severity.NOTE),
+                              Finding("HG310", "b", None, "m", "h", Severity.WARNING),
+                              Finding("HG101", "c", None, "m", "h")))  # fmt: skip
+    assert [r["level"] for r in results(validate(sarif.to_sarif(report)))] == ["error", "warning", "note"]
+
+
+def test_a_run_stays_under_code_scannings_result_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sarif, "MAX_RESULTS", 3)
+    findings = tuple(Finding("HG101", f"{i}.py", None, "m", "h") for i in range(4))
+    findings += (Finding("HG103", "first.py", None, "m", "h"),)
+    log = validate(sarif.to_sarif(Report("check", findings)))
+    assert [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results(log)] == [
+        "first.py", "0.py", "1.py"  # the most important first: an always-blocked path
+    ]  # fmt: skip
+    [note] = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert note["level"] == "warning" and note["message"]["text"].startswith("2 more findings left out")
+    errored = validate(sarif.to_sarif(Report("check", findings, error=HarnessGateError("HG903", "git failed"))))
+    assert [r["ruleId"] for r in results(errored)] == ["HG103", "HG101", "HG903"]
+    notes = errored["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert [n["level"] for n in notes] == ["error", "warning"]
+
+
+# -- annotations ------------------------------------------------------------------------
+
+
+def annotate(report: Report) -> list[str]:
+    stream = io.StringIO()
+    github.write_annotations(report, stream)
+    return stream.getvalue().splitlines()
+
+
+def test_annotations_are_capped_per_kind_with_one_notice_for_the_rest() -> None:
+    findings = [Finding("HG101", f"b{i:02}.py", None, "m", "h") for i in range(25)]
+    findings += [Finding("HG302", f"w{i:02}.jsonl", i + 1, "m", "h", Severity.WARNING) for i in range(12)]
+    findings += [Finding("HG103", "first.py", None, "m", "h")]  # always blocked: shown first
+    lines = annotate(Report("check", tuple(findings)))
+    kinds = [line.split(" ", 1)[0] for line in lines]
+    assert kinds == ["::error"] * 10 + ["::warning"] * 10 + ["::notice"]
+    assert lines[0].startswith("::error file=first.py,title=HG103 ")
+    assert "line=1," in lines[10]
+    notice = lines[-1]
+    assert "title=harness-gate%3A 18 more findings not annotated::" in notice
+    assert "16 blocking, 2 warning" in notice and "step summary" in notice and "report-path" in notice
+
+
+def test_a_few_findings_are_all_annotated_without_a_notice() -> None:
+    report = Report("check", (Finding("HG302", "w.jsonl", 4, "m", "h", Severity.WARNING),
+                              Finding("HG101", "b.py", None, "m", "h")))  # fmt: skip
+    assert annotate(report) == [
+        "::error file=b.py,title=HG101 path outside the write boundary::m — h",
+        "::warning file=w.jsonl,line=4,title=HG302 evidence is for another tree::m — h",
+    ]
+
+
+def test_an_error_annotation_comes_first_and_counts_against_the_errors() -> None:
+    error = HarnessGateError("HG905", "too shallow")
+    lines = annotate(Report("check", tuple(Finding("HG101", f"{i}.py", None, "m", "h") for i in range(10)),
+                            error=error))  # fmt: skip
+    assert lines[0].startswith("::error title=HG905::too shallow — ")
+    assert len([line for line in lines if line.startswith("::error")]) == 10
+    assert "1 blocking" in lines[-1]
+    config = HarnessGateError("HG902", ".harness-gate.toml, line 2: unknown key `bogus`")
+    assert annotate(Report("check", error=config))[0].startswith(
+        "::error file=.harness-gate.toml,line=2,title=HG902::.harness-gate.toml, line 2: unknown key"
+    )
+
+
+# -- the Action ------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_the_action_writes_sarif_and_json_with_commit_and_line_for_a_blocked_pr(
+    blocked: Repo, runner_temp: Path
+) -> None:
+    from tests.github_runner import run_action
+
+    payload = {"pull_request": {"base": {"sha": sha(blocked, "main")}, "head": {"sha": sha(blocked, "feature")}}}
+    out = run_action(blocked.path, runner_temp, "pull_request", payload, sarif="true")
+    assert out.code == 1
+    assert out.outputs["result"] == "blocked"
+    path = Path(out.outputs["sarif-path"])
+    # The name docs/action.md's upload-artifact step globs for.
+    assert path.parent == runner_temp and path.name.startswith("harness-gate-sarif-") and path.suffix == ".sarif"
+    log = validate(json.loads(path.read_text()))
+    by_rule = {r["ruleId"]: r for r in results(log)}
+    assert by_rule["HG101"]["properties"]["commit"] == sha(blocked, "feature")
+    assert by_rule["HG302"]["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1
+    doc = json.loads(Path(out.outputs["report-path"]).read_text())
+    findings = {f["code"]: f for f in doc["findings"]}
+    assert findings["HG101"]["commit"] == sha(blocked, "feature")
+    assert findings["HG302"]["line"] == by_rule["HG302"]["locations"][0]["physicalLocation"]["region"]["startLine"]
+    annotations = [line for line in out.stdout.splitlines() if line.startswith("::")]
+    assert annotations[0].startswith("::error file=other.py,title=HG101")
+    assert any(line.startswith("::error file=harness/plans/p1/evidence.jsonl,line=") for line in annotations)
+    # Without the input, no SARIF and no output naming one.
+    plain = run_action(blocked.path, runner_temp, "pull_request", payload)
+    assert "sarif-path" not in plain.outputs
+
+
+@pytest.mark.slow
+def test_the_action_writes_a_failed_invocation_when_it_cannot_decide(blocked: Repo, runner_temp: Path) -> None:
+    from tests.github_runner import run_action
+
+    out = run_action(blocked.path, runner_temp, "workflow_dispatch", {}, sarif="true")  # no base: an error
+    assert out.code == 2
+    log = validate(json.loads(Path(out.outputs["sarif-path"]).read_text()))
+    [invocation] = log["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    assert invocation["toolExecutionNotifications"][0]["associatedRule"]["id"] == "HG904"
+    assert [r["ruleId"] for r in results(log)] == ["HG904"]
