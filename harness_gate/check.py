@@ -111,7 +111,9 @@ def _config(
     if config_file:
         path = Path(config_file)
         try:
-            rel: str | None = Path(os.path.normpath(Path.cwd() / path)).relative_to(root).as_posix()
+            # resolve(), not normpath: an absolute path through a symlink to the repository
+            # names the same protected file.
+            rel: str | None = (Path.cwd() / path).resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
             rel = None
         if from_rev and trusted_rev:
@@ -327,7 +329,7 @@ def _check_index(
     code = gate.touches_code(changes, cfg.artifacts_dir)
     used: set[str] = set()
     state = gate.State(
-        "index", None, changes, new, olds, merge=bool(others), first_parent=head, load_origins=origins,
+        "index", None, changes, new, olds, merge=bool(others), first_parent=head, parent=head, load_origins=origins,
         load_selected=lambda: branches.selected(root),
     )  # fmt: skip
     found = gate.check_state(state, plan_id, used=used)
@@ -597,7 +599,7 @@ def _judge(
         first = commit.parents[0] if merge else None
         state = gate.State(
             f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds, merge=merge, first_parent=first,
-            load_origins=_origins_of(origins, commit.oid),
+            parent=commit.parents[0] if commit.parents else None, load_origins=_origins_of(origins, commit.oid),
         )  # fmt: skip
         prefix = f"commit {commit.oid[:12]}: "
         used_here: set[str] = set()
@@ -761,12 +763,12 @@ def _explain_one(
     variant = gate.case_variant(rel, cfg.source, cfg.artifacts_dir)
     if variant:
         return "blocked", f"HG106: a case variant of the protected `{variant}`"
-    if rel.startswith(cfg.artifacts_dir + "/"):
+    if rel.startswith(cfg.artifacts_dir + "/") and raw != gate.signers_path(cfg.artifacts_dir):
         return _explain_artifact(rel, cfg, trusted)
     if life is None or allowed is None or not life.grants_writes:
         state = life.state.value if life else "no open plan"
         return "blocked", f"no write authority ({state})"
-    why = gate.protected(rel, cfg.source)
+    why = gate.protected(rel, cfg.source, cfg.artifacts_dir)
     if why is not None:
         if rel in exact:
             return "allowed", f"protected ({why}), listed exactly in the boundary"

@@ -11,8 +11,9 @@ import dataclasses
 import functools
 import itertools
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
@@ -106,6 +107,7 @@ class State:
     load_olds: Callable[[], Sequence[Snapshot]]  # read only when the artifacts root changed
     merge: bool = False  # more than one parent: each side's files meet here for the first time
     first_parent: str | None = None  # with merge: the first parent (HEAD for the index)
+    parent: str | None = None  # the state the change starts from (its first parent; HEAD for the index)
     # Where its plans came from (which of them may govern it), and the local selection
     # (`plan use`, the index only): asked only when code changed.
     load_origins: Callable[[], Origins] = lambda: BASE_ONLY
@@ -162,6 +164,13 @@ def check_state(state: State, plan_id: str | None, *, prefix: str = "", used: se
     out.extend(_artifact_rules(state, root_changes))
     if code_changes:
         out.extend(_authority(state, code_changes, plan_id, used, suspects))
+        # The trust anchor is judged by a plan like a protected path, and is still an
+        # artifact: a regular, non-executable file like every other under the root.
+        out.extend(
+            finding("HG516", show(c.path), "only a regular, non-executable file can be the allowed signers")
+            for c in code_changes
+            if c.path == signers and c.new_mode not in ("100644", git.NO_MODE)
+        )
     if code_changes or state.merge:
         out.extend(_formats(state, code_changes))
     if prefix:
@@ -299,12 +308,31 @@ def _resolved_links(state: State) -> tuple[dict[bytes, bytes], dict[bytes, links
     state: the escape rule and each plan tried for the change ask for them."""
     cached: tuple[dict[bytes, bytes], dict[bytes, links.Resolution]] | None = vars(state).get("_links")
     if cached is None:
-        found = git.symlinks(state.new.root, state.rev)
-        blobs = git.read_blobs(state.new.root, list(found.values()))
-        targets = {path: blobs[oid] for path, oid in found.items()}
         # A frozen dataclass: kept like its cached properties are, in the instance dict.
-        cached = vars(state)["_links"] = (targets, links.resolve(targets))
+        cached = vars(state)["_links"] = _links_of(state.new.root, state.rev)
     return cached
+
+
+def _links_of(root: Path, rev: str | None) -> tuple[dict[bytes, bytes], dict[bytes, links.Resolution]]:
+    found = git.symlinks(root, rev)
+    blobs = git.read_blobs(root, list(found.values()))
+    targets = {path: blobs[oid] for path, oid in found.items()}
+    return targets, links.resolve(targets)
+
+
+def _moved_links(state: State, ends: Mapping[bytes, links.Resolution]) -> list[bytes]:
+    """The links whose end this change moves without touching them: adding `src/y -> .`
+    turns an old `src/x -> y/../.github/workflows/ci.yml` from a link inside `src` into a
+    door to a workflow. Asked only when the change touches a symlink."""
+    if state.parent is None:
+        return list(ends)
+    _, before = _links_of(state.new.root, state.parent)
+    moved = []
+    for path, end in ends.items():
+        old = before.get(path)
+        if not isinstance(end, links.Ends) or not isinstance(old, links.Ends) or end.at.path() != old.at.path():
+            moved.append(path)
+    return moved
 
 
 def _links_leaving(
@@ -314,15 +342,19 @@ def _links_leaving(
 
     A checkout turns a link into a door: what is written through `src/wf` lands where it
     leads, `.github/workflows/ci.yml`. A link the plan's boundary allows may lead only
-    where the boundary allows writes. Old links are not judged again (they were judged
-    under the plan of their own change), nor links already refused by their own path,
-    nor links that do not resolve (the escape rule reports those)."""
-    mine = [c.path for c in changes if c.new_mode == SYMLINK and show(c.path) not in refused]
-    if not mine:
+    where the boundary allows writes. Old links that still lead where they led are not
+    judged again (they were judged under the plan of their own change), nor links already
+    refused by their own path, nor links that do not resolve (the escape rule reports
+    those). An old link this change redirects (through a link it adds, changes or
+    removes) is judged as if it were added here."""
+    touched = {c.path for c in changes if SYMLINK in (c.new_mode, *c.old_modes)}
+    if not touched:
         return []
     _, ends = _resolved_links(state)
+    mine = {c.path for c in changes if c.new_mode == SYMLINK} | set(_moved_links(state, ends))
+    mine = {p for p in mine if p in ends and show(p) not in refused}
     out = []
-    for path in mine:
+    for path in sorted(mine):
         end = ends.get(path)
         if not isinstance(end, links.Ends):
             continue

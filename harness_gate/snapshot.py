@@ -220,6 +220,9 @@ def from_worktree(root: Path) -> Snapshot:
                 st = full.lstat()
                 if stat.S_ISLNK(st.st_mode):
                     problems.append(finding("HG516", rel, "symbolic links are not allowed under the artifacts root"))
+                elif stat.S_ISREG(st.st_mode) and st.st_mode & stat.S_IXUSR:
+                    # As git would record it (mode 100755): refused in every commit check too.
+                    problems.append(_mode_problems([git.Blob(rel, "100755", "")])[0])
                 elif stat.S_ISREG(st.st_mode) and name == "evidence.jsonl":
                     logs[rel] = full
                 elif stat.S_ISREG(st.st_mode):

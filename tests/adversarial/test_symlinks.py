@@ -8,6 +8,7 @@ subprocess with a timeout, so a regression fails the test instead of stalling th
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from tests.helpers import Repo
 # Far above what these checks take once resolution is linear (well under a second), far
 # below what the exponential and quadratic resolvers took (minutes).
 DECIDES_WITHIN = 20
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 def _stage_link(repo: Repo, path: str, target: bytes) -> None:
@@ -39,7 +41,8 @@ def _messages(doc: dict[str, Any], code: str = "HG104") -> dict[str, str]:
 def _decides(repo: Repo, *args: str) -> tuple[int, list[tuple[str, str]]]:
     """`check ARGS` in a subprocess that must answer within DECIDES_WITHIN seconds."""
     try:
-        code, doc, _ = run_json(repo, "check", *args, timeout=DECIDES_WITHIN)
+        # This checkout's package, whatever is installed: the test must judge the code beside it.
+        code, doc, _ = run_json(repo, "check", *args, timeout=DECIDES_WITHIN, env={"PYTHONPATH": str(PROJECT)})
     except subprocess.TimeoutExpired:
         pytest.fail(f"`check {' '.join(args)}` did not decide within {DECIDES_WITHIN} s")
     return code, sorted({(f["code"], f["path"]) for f in doc["findings"]})
@@ -197,3 +200,56 @@ def test_an_unchanged_link_elsewhere_is_not_newly_blocked(gated: Repo) -> None:
     gated.git("add", "src/a.py")  # not `-A`: lib/old exists only in the index
     _stage_link(gated, "src/new", b"a.py")
     assert staged(gated) == (0, [])
+
+
+# A later change redirecting an old link: the old link is judged where it now leads.
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # `src/y` does not exist yet: `src/x` leads to `src/.github/...`, inside the boundary.
+        ([("src/x", b"y/../.github/workflows/ci.yml")], [("src/y", b".")]),
+        # `src/y` leads two directories down, so `src/x` stays inside; then `src/y` becomes a
+        # directory of its own, and `y/../..` is the repository root.
+        ([("src/y", b"sub/deep"), ("src/x", b"y/../../.github/workflows/ci.yml")], [("src/y/f", None)]),
+    ],
+    ids=["link-added-later", "link-changed-later"],
+)
+def test_an_old_link_redirected_by_a_later_commit(
+    gated: Repo, first: list[tuple[str, bytes]], second: list[tuple[str, bytes | None]]
+) -> None:
+    base = rev(gated, "HEAD")
+    for path, target in first:
+        _stage_link(gated, path, target)
+    _commit_index(gated, "a link that leads inside the boundary, for now")
+    assert check(gated, "--base", base, "--stage", "ci")[0] == 0
+    for path, target in second:
+        if target is None:  # a regular file where the link was
+            gated.git("rm", "-q", "--cached", path.rsplit("/", 1)[0])
+            oid = gated.git("hash-object", "-w", "--stdin", input=b"f\n").decode().strip()
+            gated.git("update-index", "--add", "--cacheinfo", f"100644,{oid},{path}")
+        else:
+            _stage_link(gated, path, target)
+    assert staged(gated)[1] == [("HG104", "src/x")]
+    tip = _commit_index(gated, "the door opens")
+    assert ("HG104", "src/x") in check(gated, "--range", f"{base}..{tip}")[1]
+    assert ("HG104", "src/x") in check(gated, "--base", base, "--stage", "ci")[1]
+
+
+def test_more_than_forty_nested_links(gated: Repo) -> None:
+    """A chain deeper than the kernel follows (ELOOP) is a loop to a checkout."""
+    for i in range(45):
+        _stage_link(gated, f"src/l{i}", f"l{i + 1}".encode())
+    gated.write("src/l45", "end\n")
+    gated.git("add", "src/l45")
+    found = _messages(report(gated, "check", "--staged"))
+    assert "nested symlinks" in found["src/l0"]
+
+
+def test_a_resolved_path_longer_than_a_checkout_can_write(gated: Repo) -> None:
+    """Each target is short enough; where the two lead together is not."""
+    _stage_link(gated, "src/a", b"x" * 200 + b"/" + b"y" * 200)
+    _stage_link(gated, "src/b", b"a/" + b"/".join([b"z" * 200] * 20))
+    found = _messages(report(gated, "check", "--staged"))
+    assert "longer than any a checkout can write" in found["src/b"]

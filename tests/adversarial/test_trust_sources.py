@@ -8,10 +8,12 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.adversarial.util import BOUNDARY_ONLY, FOLDER, PY, check, commit, rev, setup_gated
+from tests.adversarial.util import staged as staged_codes
 from tests.helpers import Repo
 
 CI = ("--base", "main", "--head", "HEAD", "--stage", "ci")
@@ -81,7 +83,7 @@ def test_a_pyproject_that_no_longer_parses_stops_nothing(repo: Repo) -> None:
 # -- item 5: a configuration named with --config -------------------------------------
 
 
-def test_a_config_file_named_with_the_config_option_is_protected(repo: Repo) -> None:
+def test_a_config_file_named_with_the_config_option_is_protected(repo: Repo, tmp_path: Path) -> None:
     setup_gated(repo, boundary=("src/**", "ci/**"), config=BOUNDARY_ONLY)
     repo.write("ci/gate.toml", STRICT)
     commit(repo, "the CI configuration")
@@ -92,11 +94,19 @@ def test_a_config_file_named_with_the_config_option_is_protected(repo: Repo) -> 
     assert code == 1
     assert ("HG102", "ci/gate.toml") in found
     # A case variant of it is no way around.
-    repo.git("rm", "-q", "--cached", "ci/gate.toml")
-    (repo.path / "ci/gate.toml").rename(repo.path / "ci/Gate.toml")
-    commit(repo, "renamed")
+    repo.git("reset", "-q", "--hard", "main")
+    repo.write("ci/Gate.toml", WEAK)
+    commit(repo, "a case variant beside it")
     code, found = check(repo, *CI, "--config", "ci/gate.toml")
-    assert ("HG106", "ci/Gate.toml") in found or ("HG102", "ci/gate.toml") in found
+    assert code == 1
+    assert ("HG106", "ci/Gate.toml") in found
+    # Nor is naming the file through a symlink to the repository.
+    alias = tmp_path / "alias"
+    alias.symlink_to(repo.path)
+    repo.git("reset", "-q", "--hard", "main")
+    repo.write("ci/gate.toml", WEAK)
+    repo.git("add", "-A")
+    assert staged_codes(repo, "--config", str(alias / "ci/gate.toml")) == (1, [("HG102", "ci/gate.toml")])
 
 
 # -- item 8: the artifacts root holds known artifacts only -----------------------------
@@ -232,6 +242,53 @@ def test_reverify_runs_after_the_signatures_are_judged(
     assert (repo.path / ".git/shallow").exists(), "the command ran"
     assert code == 1
     assert found == [("HG218", f"{FOLDER}/001-review.md")]
+
+
+def test_no_git_fact_is_read_once_the_commands_started(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Structural: from the first `--reverify` command on, git runs only inside the runs
+    themselves (the commands and the work tree's fingerprint after each). Two plans, so a
+    second plan's facts read between the runs would show."""
+    from harness_gate import verification
+
+    setup_gated(repo, config=STRICT)
+    branch(repo)
+    repo.write("src/a.py", "a = 2\n")
+    commit(repo, "code under p1")
+    assert repo.cli("complete", "--cancel", "--plan", "p1").exit_code == 0
+    commit(repo, "cancel p1")
+    res = repo.cli("plan", "new", "p2", "--objective", "x", "--boundary", "lib/**", "--verify", f"t={PY} -c pass")
+    assert res.exit_code == 0, res.output
+    repo.approve(plan="p2")
+    commit(repo, "plan p2")
+    repo.write("lib/b.py", "b = 1\n")
+    commit(repo, "code under p2")
+    runs, before = [0], [0]
+    inside = [False]
+    after: list[object] = []
+    original_run, original_popen = verification.reverify, subprocess.Popen
+
+    def reverify(*args: Any, **kw: Any) -> Any:
+        runs[0] += 1
+        inside[0] = True
+        try:
+            return original_run(*args, **kw)
+        finally:
+            inside[0] = False
+
+    def popen(argv: Any, *args: Any, **kw: Any) -> Any:
+        if isinstance(argv, (list, tuple)) and argv and argv[0] == "git" and not inside[0]:
+            if runs[0]:
+                after.append(argv)
+            else:
+                before[0] += 1
+        return original_popen(argv, *args, **kw)
+
+    monkeypatch.setattr(verification, "reverify", reverify)
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    code, found = check(repo, *CI, "--reverify")
+    assert runs[0] == 2 and before[0] > 0
+    assert after == []
+    assert code == 0, found
 
 
 # -- item 6: ending a plan never ends the need to verify its code ---------------------
