@@ -170,3 +170,24 @@ FUZZ_SCALE = float(os.environ.get("HG_FUZZ_SCALE", "0.5"))
 def examples(n: int) -> int:
     """`n` examples scaled by HG_FUZZ_SCALE (never fewer than 20)."""
     return max(20, round(n * FUZZ_SCALE))
+
+
+def blocked_branch(repo: Repo, verify: str = "python -c pass") -> str:
+    """On an adopted `main`: a branch `feature` with an approved plan `p1` (`src/**`), work
+    verified and committed, then a commit outside the boundary made with --no-verify.
+    Returns that commit: a pull request CI blocks with HG101 there (and HG302 at the head)."""
+    repo.git("checkout", "-qb", "feature")
+    res = repo.cli("plan", "new", "p1", "--objective", "x", "--boundary", "src/**", "--verify", f"tests={verify}")
+    assert res.exit_code == 0, res.output
+    repo.approve()
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "plan")
+    repo.write("src/a.py", "a = 1\n")
+    repo.git("add", "-A")
+    assert repo.cli("verify").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "work")
+    repo.write("other.py", "x\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "outside", "--no-verify")
+    return repo.git("rev-parse", "HEAD").decode().strip()

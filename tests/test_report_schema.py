@@ -17,7 +17,7 @@ from harness_gate import schema
 from harness_gate.cli import cli
 from harness_gate.findings import RULES, rule_anchor
 from harness_gate.report import REPORT_SCHEMA
-from tests.helpers import Repo
+from tests.helpers import Repo, blocked_branch
 
 PY = Path(sys.executable).as_posix()
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -138,20 +138,7 @@ def test_range_findings_carry_their_commit_and_logs_their_line(adopted: Repo) ->
     repo.cli("init")
     repo.git("add", "-A")
     repo.git("commit", "-qm", "adopt")
-    repo.git("checkout", "-qb", "feature")
-    repo.new_plan()
-    repo.approve()
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "plan")
-    repo.write("src/a.py", "a = 1\n")
-    repo.git("add", "-A")
-    assert repo.cli("verify").exit_code == 0
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "work")
-    repo.write("other.py", "x\n")
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "outside", "--no-verify")
-    outside = repo.git("rev-parse", "HEAD").decode().strip()
+    outside = blocked_branch(repo)
     # The real process: `check` takes the lean path, without click.
     proc = repo.run("check", "--base", "main", "--stage", "ci", "--format", "json")
     assert proc.returncode == 1, proc.stdout

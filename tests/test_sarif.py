@@ -28,7 +28,7 @@ from harness_gate import __version__, github, sarif
 from harness_gate.errors import HarnessGateError
 from harness_gate.findings import PROJECT_URL, RULES, Finding, Severity
 from harness_gate.report import Report
-from tests.helpers import Repo
+from tests.helpers import Repo, blocked_branch
 
 PY = Path(sys.executable).as_posix()
 PROJECT = Path(__file__).resolve().parent.parent
@@ -249,19 +249,7 @@ def blocked(repo: Repo) -> Repo:
     repo.cli("init")
     repo.git("add", "-A")
     repo.git("commit", "-qm", "adopt")
-    repo.git("checkout", "-qb", "feature")
-    repo.cli("plan", "new", "p1", "--objective", "x", "--boundary", "src/**", "--verify", f"tests={PY} -c pass")
-    repo.approve()
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "plan")
-    repo.write("src/a.py", "a = 1\n")
-    repo.git("add", "-A")
-    assert repo.cli("verify").exit_code == 0
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "work")
-    repo.write("other.py", "x\n")
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "outside", "--no-verify")
+    blocked_branch(repo, f"{PY} -c pass")
     return repo
 
 
