@@ -1,4 +1,4 @@
-"""Approval records (`approvals.jsonl`) and the exact `y` gate (SPEC §4).
+"""Approval records (`approvals.jsonl`) and the exact `y` gate (docs/artifacts.md).
 
 A record names what it approves and where: the plan id, the artifact's file name and
 sha256, a sequence number and the repository (its root commit). A record copied into

@@ -283,7 +283,7 @@ def _vouched(snap: snapshot.Snapshot, anchors: trust.Anchors | None, commit: str
 
 
 def _active(cfg: config_mod.Config, *states: snapshot.Snapshot) -> bool:
-    """The trusted side decides whether the gate is on (config from the base, SPEC §6):
+    """The trusted side decides whether the gate is on (config from the base, docs/threat-model.md):
     the commit that adopts harness-gate is not judged by rules it introduces, and a
     change that deletes the gate's files is judged by the rules it deletes."""
     return cfg.source is not None or any(s.active for s in states)

@@ -243,7 +243,15 @@ def _click_refuses_path(value: str) -> bool:
     return stat.S_ISDIR(st.st_mode) or not os.access(value, os.R_OK)
 
 
+# Locks (fcntl), signals and process groups of POSIX, git hooks run by sh, ssh-keygen: the
+# platforms harness-gate is built and tested on (README, "Supported platforms").
+SUPPORTED = ("linux", "darwin")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if not sys.platform.startswith(SUPPORTED):
+        sys.stderr.write(f"harness-gate: {sys.platform} is not supported (Linux and macOS are; on Windows, use WSL)\n")
+        return 2
     args = list(sys.argv[1:] if argv is None else argv)
     options = check_options(args)
     files = lint_files(args) if options is None else None

@@ -1,6 +1,6 @@
 """Findings: every per-file problem is a value, never an exception.
 
-A finding carries a stable rule code (families of SPEC §6), the repository
+A finding carries a stable rule code (its family: docs/rules.md), the repository
 relative path, an optional 1-based line, a one-line message and a fix hint; in a
 commit range, also the commit whose own change it is about.
 """
@@ -278,7 +278,7 @@ RULES: dict[str, Rule] = _rules(
         "Only the files listed in docs/artifacts.md live under the artifacts root.",
     ),
     # HG6xx: other harness formats (docs/formats.md). Each format owns a block of codes.
-    # HG601-HG619: seed 001, the long-running task harness (formats/tasks.py)
+    # HG601-HG619: `tasks`, the long-running task harness (formats/tasks.py)
     Rule(
         "HG601",
         "task file is not strict JSON",
@@ -363,7 +363,7 @@ RULES: dict[str, Rule] = _rules(
         "A completion is proven by the command the task already had: reopen the task, change the command, then"
         " complete it with evidence in a later commit.",
     ),
-    # HG620-HG639: seed 002, the agent runtime (formats/runtime.py)
+    # HG620-HG639: `runtime`, the agent runtime (formats/runtime.py)
     Rule(
         "HG620",
         "malformed evidence event line",
@@ -468,7 +468,7 @@ RULES: dict[str, Rule] = _rules(
         "unverified checkpoint outside a handoff",
         "Only a `handoff` checkpoint with an explicit blocker may be unverified; record fresh verification.",
     ),
-    # HG640-HG659: seed 003, the planner/generator/evaluator loop (formats/loop.py)
+    # HG640-HG659: `loop`, the planner/generator/evaluator loop (formats/loop.py)
     Rule(
         "HG640",
         "loop state.json is not valid JSON",
@@ -476,7 +476,7 @@ RULES: dict[str, Rule] = _rules(
     ),
     Rule(
         "HG641",
-        "loop state.json does not have the seed's shape",
+        "loop state.json does not have the loop's documented shape",
         "Keys: iteration, max_iterations (1-99), status, eval_override, yolo, started_at (docs/formats/loop.md).",
     ),
     Rule(
@@ -540,7 +540,7 @@ RULES: dict[str, Rule] = _rules(
         "loop run.log line without a timestamp",
         "Each run.log line starts with a UTC timestamp (`date -u +%Y-%m-%dT%H:%M:%SZ`) and a space.",
     ),
-    # HG660-HG679: seed 004, Harness² trees (formats/harness2.py)
+    # HG660-HG679: `harness2`, Harness² trees (formats/harness2.py)
     Rule(
         "HG660",
         "always-on file over its cap",

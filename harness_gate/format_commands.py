@@ -51,7 +51,7 @@ def list_files(cwd: Path) -> Report:
 
 
 def status(cwd: Path, names: Sequence[str]) -> Report:
-    """Validity, and the counts a format defines (seed 001's task counts), per file."""
+    """Validity, and the counts a format defines (a task list's counts by status), per file."""
     root = git.toplevel(cwd)
     cfg = snapshot.from_worktree(root).config
     chosen = _chosen(root, cwd, cfg, names)

@@ -179,7 +179,7 @@ def check_state(state: State, plan_id: str | None, *, prefix: str = "", used: se
 
 
 def _formats(state: State, changes: Sequence[git.Change]) -> list[Finding]:
-    """Files of the other harness formats (seeds 001-004) this change touches: valid in
+    """Files of the other harness formats (docs/formats.md) this change touches: valid in
     the new state, and each move allowed (docs/formats.md)."""
     new = state.new
     root = new.root

@@ -1,4 +1,4 @@
-"""Replay a plan folder's artifacts through the Harness v9 state machine (seed 000).
+"""Replay a plan folder's artifacts through the Harness v9 state machine (docs/lifecycle.md).
 
 The replay is pure: it reads a PlanFolder and returns the state, the effective
 policy and findings for every illegal step. Nothing is trusted from anywhere
@@ -37,7 +37,7 @@ class State(str, enum.Enum):
     INVALID = "invalid"  # the plan itself does not parse
 
 
-# SPEC §6: a completed or paused plan grants no write authority; neither does an
+# docs/lifecycle.md: a completed or paused plan grants no write authority; neither does an
 # unapproved one. The v9 "reviewing" revocation is enforced through the review's
 # tree binding instead: any change after it makes the review stale.
 NO_AUTHORITY = frozenset(

@@ -145,7 +145,7 @@ class Snapshot:
 
     @property
     def active(self) -> bool:
-        """A repository with no artifacts root and no config is inactive (SPEC §2)."""
+        """A repository with no artifacts root and no config is inactive (README, "Files in a guarded repository")."""
         return self.config.source is not None or self.has_root
 
     @property

@@ -1,4 +1,4 @@
-"""Which approval and review records are authentic (SPEC §4, docs/threat-model.md).
+"""Which approval and review records are authentic (docs/threat-model.md).
 
 Anyone who can write the repository can write a well-formed record. Two things bind a
 record to something a writer cannot forge alone:

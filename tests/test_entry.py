@@ -165,3 +165,15 @@ def test_the_lint_hook_reads_the_parses_the_check_hook_cached(repo: Repo) -> Non
         res = subprocess.run(lint, cwd=repo.path, capture_output=True, check=False)
         assert res.returncode == 0, res.stdout + res.stderr
         assert res.stderr.decode().strip() == parsers
+
+
+@pytest.mark.parametrize("platform", ["win32", "cygwin", "emscripten"])
+def test_an_unsupported_platform_is_said_in_one_line(
+    platform: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Never HG999 from a missing POSIX module: one line, exit 2, for every command."""
+    monkeypatch.setattr(sys, "platform", platform)
+    for args in (["check", "--staged"], ["status"], ["--version"]):
+        assert entry.main(args) == 2
+        err = capsys.readouterr().err
+        assert err == f"harness-gate: {platform} is not supported (Linux and macOS are; on Windows, use WSL)\n"

@@ -1,4 +1,4 @@
-"""Other harness formats (seeds 001-004): found by path, validated, and gated.
+"""Other harness formats (docs/formats.md): found by path, validated, and gated.
 
 Each format is a module of this package exposing `FORMAT`, a `Format`. A format
 file is found by its path (boundary-dialect patterns: git's `:(glob)`, the one glob
@@ -34,15 +34,15 @@ class Entry:
     paths: tuple[str, ...]
 
 
-# name -> entry, in the seeds' order. The names are the config keys (`[formats.<name>]`).
+# name -> entry, in the order docs/formats.md lists them. The names are the config keys (`[formats.<name>]`).
 REGISTRY: Mapping[str, Entry] = {
-    # seed 001: harness-tasks.json, harness-progress.txt, and the task file's .bak/.tmp leftovers
+    # tasks: harness-tasks.json, harness-progress.txt, and the task file's .bak/.tmp leftovers
     "tasks": Entry(
         "harness_gate.formats.tasks",
         ("**/harness-tasks.json", "**/harness-progress.txt", "**/harness-tasks.json.bak", "**/harness-tasks.json.tmp"),
     ),
-    # seed 002: evidence events (~/.codex/harness/evidence), agent-team plans and requirements
-    # artifacts (named after the seed's validators), the state log's checkpoints (docs/harness-state.md)
+    # runtime: evidence events (~/.codex/harness/evidence), agent-team plans and requirements
+    # artifacts (named after the runtime's validators), the state log's checkpoints (docs/harness-state.md)
     "runtime": Entry(
         "harness_gate.formats.runtime",
         (
@@ -54,7 +54,7 @@ REGISTRY: Mapping[str, Entry] = {
             "**/docs/harness-state.md",
         ),
     ),
-    # seed 003: the planner/generator/evaluator loop's `.harness/` state - only the files it
+    # loop: the planner/generator/evaluator loop's `.harness/` state - only the files it
     # writes by name (other tools keep a `.harness/` directory too, e.g. Harness CI pipelines)
     "loop": Entry(
         "harness_gate.formats.loop",
@@ -66,7 +66,7 @@ REGISTRY: Mapping[str, Entry] = {
             "**/.harness/iterations/**",  # any file of an iteration re-judges a `passed` state (HG643)
         ),
     ),
-    # seed 004: Harness² trees: the adopted tree, the library's lessons, and run state
+    # harness2: Harness² trees: the adopted tree, the library's lessons, and run state
     # (which must not be committed) under the plugin's data directory `.dsh-harness2/`
     "harness2": Entry(
         "harness_gate.formats.harness2",
@@ -160,7 +160,7 @@ class Format:
     lint: Callable[[str, bytes, Context], list[Finding]]
     # A change of one file: old bytes (None: added) to new bytes (None: deleted).
     gate: Callable[[str, bytes | None, bytes | None, Context], list[Finding]] | None = None
-    # Lines for `harness-gate formats status` (counts the seed defines), or None.
+    # Lines for `harness-gate formats status` (counts the format defines), or None.
     status: Callable[[str, bytes, Context], list[str]] | None = None
 
 
@@ -277,7 +277,7 @@ def check_changes(
             found.extend(lint_file(name, path, after, ctx))
         if fmt.gate is not None:
             found.extend(fmt.gate(path, None if change.added else old(change), after, ctx))
-    # A cross-file rule may be reached from several changed files of one state (seed 003:
+    # A cross-file rule may be reached from several changed files of one state (loop:
     # state.json and the verdict it depends on): report each finding once.
     return list(dict.fromkeys(found))
 

@@ -1,6 +1,6 @@
 """Seed 004: Harness² trees (docs/formats/harness2.md).
 
-A Harness² tree keeps the eight components of a harness as files (seed §5):
+A Harness² tree keeps the eight components of a harness as files (docs/formats/harness2.md):
 
     .dsh-harness2/harness/system.md, guardrails.md, memory.md, tool-guidance.md   always-on
     .dsh-harness2/harness/skills/<name>/SKILL.md
@@ -8,11 +8,11 @@ A Harness² tree keeps the eight components of a harness as files (seed §5):
     .dsh-harness2/harness/scripts/<name>.py
     .dsh-harness2/harness/plugins/<name>.md
 
-The rules are the seed's own validation: the always-on files within their cap, every
+The rules are the original harness's own validation: the always-on files within their cap, every
 skill's literal name in system.md or guardrails.md, referenced scripts present in the
-same tree, no template braces. The per-domain library's lessons (seed §4) must carry a
+same tree, no template braces. The per-domain library's lessons (docs/formats/harness2.md) must carry a
 cue, a lesson, evidence and a confidence, at most one per reflection, and run state
-(seed §7: ignored by the data directory's .gitignore) is never committed.
+(ignored by the data directory's .gitignore) is never committed.
 
 A file's role comes from its path *below* the tree root (the component layout above),
 so `[formats.harness2] paths` may move the tree anywhere; the root is whatever precedes
@@ -29,8 +29,8 @@ from harness_gate.findings import Finding, finding
 from harness_gate.formats import Context, Format, capped
 
 ALWAYS_ON = ("system.md", "guardrails.md", "memory.md", "tool-guidance.md")
-NAMING = ("system.md", "guardrails.md")  # where a skill's name must appear (seed §5)
-CAP = 12_000  # characters per always-on file: the seed's default cap
+NAMING = ("system.md", "guardrails.md")  # where a skill's name must appear (docs/formats/harness2.md)
+CAP = 12_000  # characters per always-on file: the original harness's default cap
 LESSON_FIELDS = ("cue", "lesson", "evidence", "confidence")
 MAX_BRACE_FINDINGS = 20  # per file: enough to act on, bounded on a 16 MiB file
 MAX_FINDINGS = 20  # per file and rule (HG662, HG664, HG665), then one finding counting the rest
@@ -199,7 +199,7 @@ def lint(path: str, data: bytes, ctx: Context) -> list[Finding]:
         # directory's .gitignore"; only "the adopted harness and library" are committed.
         return [finding("HG667", path, "run state under .dsh-harness2/runs/ is not committed")]
     if r.kind in ("script", "other"):
-        return []  # scripts are code, not harness text; other files carry no seed rule
+        return []  # scripts are code, not harness text; other files carry no rule of the format
     text, found = _decode(path, data)
     if text is None:
         return found

@@ -1,6 +1,6 @@
 """Seed 003: the planner -> generator -> evaluator loop and its `.harness/` state.
 
-The seed's orchestrator is "a file shuffler with a strict state machine"; its files are
+The original harness's orchestrator is "a file shuffler with a strict state machine"; its files are
 the whole contract between the three subagents. This module checks the shapes the seed
 writes (`state.json`, the spec's frontmatter, `verdict.json`, iteration directories,
 `run.log`, `brief.md`) and the moves it forbids: a run marked `passed` without a passing

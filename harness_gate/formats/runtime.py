@@ -2,12 +2,12 @@
 
 Four kinds of file, told apart by name so that `[formats.runtime] paths` may move them:
 
-* `*.jsonl`            evidence events (seed: "Evidence Contract");
-* `*.json`             agent-team plans, `agents[]` (seed: "Subagent Contract");
-* `harness-state.md`   the state log and its checkpoint entries (seed: "Checkpoint Contract");
-* any other `*.md`     requirements artifacts (seed: "Workflow Contract", `## Task Demand (D_task)`).
+* `*.jsonl`            evidence events (the runtime's "Evidence Contract");
+* `*.json`             agent-team plans, `agents[]` (the runtime's "Subagent Contract");
+* `harness-state.md`   the state log and its checkpoint entries (the runtime's "Checkpoint Contract");
+* any other `*.md`     requirements artifacts (the runtime's "Workflow Contract", `## Task Demand (D_task)`).
 
-Every rule here quotes the seed; what the seed leaves open is left alone.
+Every rule here quotes the runtime's own contracts; what they leave open is left alone.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def kind_of(path: str) -> str:
         return "state"
     if name.endswith(".md"):
         return "requirements"
-    return "other"  # a configured path of no kind the seed describes: nothing to check
+    return "other"  # a configured path of no kind the runtime describes: nothing to check
 
 
 # -- evidence events -------------------------------------------------------------------
@@ -82,7 +82,7 @@ def _event(raw: bytes) -> tuple[dict[str, Any] | None, str]:
     """One JSONL line as an object, or why it is malformed.
 
     Not jsonstrict: events carry captured tool output (`key_output`, escape sequences
-    included) and free-form metadata with fractional numbers, which the seed's writer
+    included) and free-form metadata with fractional numbers, which the original harness's writer
     emits; duplicate keys and NaN are still refused (two readers would disagree)."""
     try:
         text = raw.decode("utf-8")
@@ -311,7 +311,7 @@ def _load_team(path: str, data: bytes) -> tuple[Team | None, list[Finding]]:
         return None, [finding("HG626", path, "the plan is not a JSON object", line=1)]
     root = _positions(text)
     agents = plan.get("agents")
-    # "validates `agents[]`"; the seed's validator refuses a plan without agents
+    # "validates `agents[]`"; the original harness's validator refuses a plan without agents
     if not isinstance(agents, list) or not agents:
         line = root.keys.get("agents", root.line)
         return None, [finding("HG626", path, "`agents` must be a non-empty list", line=line)]
@@ -382,7 +382,7 @@ def _bad_path(entry: object) -> str | None:
 
 
 def _normalized(entry: str) -> str:
-    """Repo-relative and normalized, as the seed's validator compares them: `./a//b/` is `a/b`."""
+    """Repo-relative and normalized, as the original harness's validator compares them: `./a//b/` is `a/b`."""
     return posixpath.normpath(entry.strip().replace("\\", "/"))
 
 
@@ -673,7 +673,7 @@ def gate(path: str, old: bytes | None, new: bytes | None, ctx: Context) -> list[
 
 
 def status(path: str, data: bytes, ctx: Context) -> list[str]:
-    """The counts the seed's report names: events by `evidence_kind`, `malformed_count`."""
+    """The counts the original harness's report names: events by `evidence_kind`, `malformed_count`."""
     if kind_of(path) != "events":
         return []
     counts = dict.fromkeys(KINDS, 0)

@@ -30,9 +30,9 @@ PROGRESS = "harness-progress.txt"
 MAX_DEPTH = 6  # of the value paths _scan records
 MAX_FINDINGS = 50  # per file: a log of a million bad lines needs one screen, not a million
 
-# The seed's lists ("標準化されたログ形式" and "エラー処理と復旧戦略").
+# The original harness's lists ("標準化されたログ形式" and "エラー処理と復旧戦略").
 TYPES = ("INIT", "Starting", "Completed", "ERROR", "CHECKPOINT", "ROLLBACK", "RECOVERY", "STATS", "LOCK", "WARN")
-# Entries about one task (the seed's format: `[task-id]` follows the type); INIT, LOCK
+# Entries about one task (the original harness's format: `[task-id]` follows the type); INIT, LOCK
 # and STATS are session entries, and WARN may be either.
 TASK_TYPES = frozenset(("Starting", "Completed", "CHECKPOINT", "ROLLBACK", "RECOVERY"))
 CATEGORIES = frozenset(("ENV_SETUP", "CONFIG", "TASK_EXEC", "TEST_FAIL", "TIMEOUT", "DEPENDENCY", "SESSION_TIMEOUT"))
@@ -302,7 +302,7 @@ def _entry_problem(raw: bytes) -> tuple[str, str] | None:
     if kind in TASK_TYPES and not TASK_REF.match(rest):
         return "HG614", f"{kind} needs `[task-id]` right after the type"
     if kind == "STATS" and not STATS.fullmatch(rest):
-        return "HG615", "not the seed's seven counters in order"
+        return "HG615", "not the original harness's seven counters in order"
     return None
 
 
@@ -450,14 +450,14 @@ def _completions(
 
 
 def _permanently_failed(t: dict[str, Any]) -> bool:
-    # The seed's "再試行されることがない failed": out of attempts, or failed by a dependency.
+    # The original harness's "再試行されることがない failed": out of attempts, or failed by a dependency.
     log = t.get("error_log", [])
     return t["status"] == "failed" and (t["attempts"] >= t["max_attempts"] or any("[DEPENDENCY]" in e for e in log))
 
 
 def _blocked(tasks: list[dict[str, Any]]) -> set[str]:
     """Pending tasks that depend on a task failed for good, propagated until nothing
-    changes (the seed's step 2 repeats "伝播するタスクがなくなるまで")."""
+    changes (the original harness's step 2 repeats "伝播するタスクがなくなるまで")."""
     dead = {t["id"] for t in tasks if _permanently_failed(t)}
     blocked: set[str] = set()
     changed = True
@@ -480,7 +480,7 @@ def _tail(ctx: Context, log: str) -> list[str]:
 
 
 def status(path: str, data: bytes, ctx: Context) -> list[str]:
-    """The seed's `/harness status`: counts by status (blocked computed), one line per
+    """The original harness's `/harness status`: counts by status (blocked computed), one line per
     task, the session count and last session, and the log's last five lines."""
     if _kind(path) != "tasks":
         return [f"entries: {len(_log_lines(data))}"]
