@@ -58,6 +58,7 @@ class Head:
     # The fingerprints of the range's commits that changed a plan's folder (landed ranges).
     plan_trees: Callable[[str], frozenset[str]] = lambda plan_id: frozenset()
     landed: bool = False
+    judged: tuple[str, ...] = ()  # the commits judged, oldest first (ranges only)
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,9 @@ def run_check(
     for run in runs:
         findings.extend(run())
     data = {"stage": stage, "mode": mode.kind, **data}
+    if head is not None and head.commit is not None and data.get("active", True) and not data.get("adopting"):
+        # The reviewer's view of the range (prview.py): never on the pre-commit path.
+        data.update(_view(root, head, plan_id, findings))
     if data.get("adopting"):
         return Report("check", data=data, lines=(ADOPTING,))
     if not data.get("active", True):
@@ -182,6 +186,34 @@ def run_check(
     # One problem reached by two rules (a plan folder's log, read for its artifacts and for
     # its authority) is reported once.
     return Report("check", tuple(dict.fromkeys(findings)), data)
+
+
+def _brought(head: Head, here: set[str]) -> set[str]:
+    """The plans the change brings along (its own, and any merged in), present at the head."""
+    if head.brought is not None:
+        return set(head.brought())
+    origins = head.origins()
+    return set((origins.own | origins.foreign) & here)
+
+
+def _view(root: Path, head: Head, plan_id: str | None, findings: Sequence[Finding]) -> dict[str, Any]:
+    """What a reviewer reads (prview.py): `head`, `plans` (each plan the range used or
+    brought, as its head commit holds it) and `commit_verdicts` (each judged commit's
+    verdict; `commits` stays their count)."""
+    from harness_gate import prview  # noqa: PLC0415  (not on the pre-commit path)
+
+    assert head.commit is not None  # noqa: S101  (ranges only)
+    snap = head.snapshot
+    here = set(governance.present(snap))
+    wanted = sorted(({*head.used, *_brought(head, here)} if plan_id is None else {plan_id}) & here)
+    tree = head.tree() if wanted else ""
+    signed = bool(head.anchors is not None and head.anchors.signed)
+    views = [prview.plan_view(root, snap, p, tree, commit=head.commit, signed=signed) for p in wanted]
+    return {
+        "head": head.commit,
+        "plans": views,
+        "commit_verdicts": prview.commit_views(root, head.judged, findings),
+    }
 
 
 def _requirements(
@@ -212,11 +244,7 @@ def _requirements(
     if want_end:
         # Every plan the change brings along must have ended, whoever started it: a plan
         # merged in from another branch and left open would govern the base from then on.
-        if head.brought is not None:
-            brought = set(head.brought())
-        else:
-            origins = head.origins()
-            brought = set((origins.own | origins.foreign) & here)
+        brought = _brought(head, here)
         for p in sorted({*alive, *brought}):
             life = lifecycle.replay(plans.load(snap, p))
             if life.state not in lifecycle.ENDED:
@@ -579,11 +607,13 @@ def _judge(
     changes = 0
     checked = 0
     code_commits: list[str] = []
+    judged: list[str] = []
     used: set[str] = set()
     for commit in listing:
         if not every and not _gate_was_on(commit, on_at):
             continue  # history from before the repository adopted harness-gate
         checked += 1
+        judged.append(commit.oid)
         own = list(commit.changes)
         if len(commit.parents) > 1:
             own = _merge_own(root, own, [], commit.parents, commit.oid)
@@ -638,12 +668,17 @@ def _judge(
         return own[0].parents[0] if own and own[0].parents else None
 
     head = Head(
-        state_of(head_oid), lambda: _fingerprint(root, cfg, head_oid), bool(code_commits), frozenset(used),
+        state_of(head_oid), functools.cache(lambda: _fingerprint(root, cfg, head_oid)), bool(code_commits),
+        frozenset(used),
         commit=head_oid, code_commits=tuple(code_commits), anchors=anchors,
         origins=_origins_of(origins, head_oid), fork=fork, span=line.span, plan_trees=line.plan_trees,
         brought=None if base is None else lambda: frozenset(states.plan_ids(head_oid) - states.plan_ids(base)),
+        judged=tuple(judged),
     )  # fmt: skip
-    return findings, {"active": active, "changes": changes, "commits": checked}, head
+    data: dict[str, Any] = {"active": active, "changes": changes, "commits": checked}
+    if base is not None:
+        data["base"] = base
+    return findings, data, head
 
 
 def _behind_base(state: snapshot.Snapshot, base: snapshot.Snapshot, plan_ids: set[str], prefix: str) -> list[Finding]:

@@ -204,12 +204,28 @@ def lint(files: Sequence[str], fmt: str) -> None:
 @cli.command(short_help="The plan's state, evidence and next step.")
 @click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-@format_option
-def status(plan_id: str | None, as_json: bool, fmt: str) -> None:
-    """Show the plan's lifecycle state, approval, boundary and next step."""
+@click.option("--base", help="With markdown: every plan the commits since REF used or brought, and their verdicts.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("text", "json", "markdown")),
+    default="text",
+    show_default=True,
+    help="Output format (markdown: the plan for a pull request's reviewer, from the commits).",
+)
+def status(plan_id: str | None, as_json: bool, base: str | None, fmt: str) -> None:
+    """Show the plan's lifecycle state, approval, boundary and next step.
+
+    `--format markdown` shows the plan as the HEAD commit holds it, for a pull request
+    comment (`gh pr comment --body-file FILE`)."""
     from harness_gate import commands  # noqa: PLC0415
 
-    _run("status", "json" if as_json else fmt, lambda: commands.status(Path.cwd(), plan_id))
+    fmt = "json" if as_json else fmt
+    if base is not None and fmt != "markdown":
+        raise click.UsageError("--base goes with --format markdown")
+    if fmt == "markdown":
+        _run("status", fmt, lambda: commands.status_view(Path.cwd(), plan_id, base))
+    _run("status", fmt, lambda: commands.status(Path.cwd(), plan_id))
 
 
 @cli.command(short_help="Judge staged changes, a push or a pull request.")

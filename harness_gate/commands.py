@@ -221,6 +221,48 @@ def status(cwd: Path, plan_id: str | None) -> Report:
     return Report("status", tuple(found), data, lines=tuple(lines))
 
 
+def status_view(cwd: Path, plan_id: str | None, base: str | None) -> Report:
+    """The plan for a reviewer (`status --format markdown`), read from commits only: the
+    plan `status` picks as the HEAD commit holds it, or with `base` every plan the
+    commits since `base` used or brought and each commit's verdict, as `check` judges them
+    at the `ci` stage. It informs, it never blocks (`check` does)."""
+    from harness_gate import check, prview  # noqa: PLC0415
+
+    if base is not None:
+        judged = check.run_check(
+            cwd, stage="ci", mode=check.Mode("base", base, "HEAD"), plan_id=plan_id, config_file=None
+        )
+        found = tuple(dataclasses.replace(f, severity=Severity.WARNING) for f in judged.findings)
+        data = {**judged.data, "check_result": judged.result}
+        return Report("status", found, data, lines=judged.lines)
+    root = git.toplevel(cwd)
+    head = git.head(root)
+    if head is None:
+        raise usage("there is no commit yet: the view is of the HEAD commit", "Commit the plan first.")
+    cfg = snapshot.read_config(root, head)
+    snap = snapshot.from_commit(root, head, cfg)
+    if not snap.active:
+        return report_mod.inactive("status")
+    try:
+        plan_id = verification.plan_id_for(snap, plan_id)
+    except HarnessGateError as exc:
+        if exc.code not in ("HG201", "HG222"):
+            raise
+        return Report("status", (), {"active": True, "head": head, "plan": None, "plans": []},
+                      lines=(f"plan: none chosen: {exc.message}", f"next: {exc.hint}"))  # fmt: skip
+    if plan_id not in plans.plan_ids(snap):
+        raise usage(f"the HEAD commit has no plan `{plan_id}` ({snap.artifacts_dir}/plans/{plan_id}/ is missing)")
+    folder = plans.load(snap, plan_id)
+    life = lifecycle.replay(folder)
+    found = tuple(dataclasses.replace(f, severity=Severity.WARNING) for f in (*folder.findings, *life.findings))
+    tree = verification.fingerprint_commit(root, head, cfg)
+    # status reads no signature: where they are required, `check` is what verifies them.
+    signed = None if cfg.require_signed_approvals else False
+    view = prview.plan_view(root, snap, plan_id, tree, commit=head, signed=signed)
+    data = {"active": True, "head": head, "plan": plan_id, "plans": [view]}
+    return Report("status", found, data, lines=(f"plan: {plan_id} ({view['state']}) at HEAD {head[:12]}",))
+
+
 def _ignored_config(root: Path) -> list[Finding]:
     read = {p: (root / p).read_bytes() for p in snapshot.CONFIG_PATHS if (root / p).is_file()}
     if not config_mod.ignored_table(read.get(config_mod.CONFIG_FILE), read.get("pyproject.toml")):

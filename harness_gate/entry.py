@@ -47,6 +47,10 @@ def emit(report: Report, fmt: str) -> None:
         sys.stdout.write(github.final_line(report))
     elif fmt == "json":
         write_json(report, sys.stdout)
+    elif fmt == "markdown":
+        from harness_gate import prview  # noqa: PLC0415  (only when asked)
+
+        sys.stdout.write(prview.render(report))
     elif fmt == "sarif":
         from pathlib import Path  # noqa: PLC0415
 

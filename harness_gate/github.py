@@ -81,25 +81,26 @@ def write_annotations(report: Report, stream: TextIO) -> None:
 
 def _cell(text: str) -> str:
     cleaned = str(clean(text)).replace("\r", " ").replace("\n", " ")
-    return html.escape(cleaned, quote=False).replace("|", "&#124;").replace("[", "&#91;")
+    return html.escape(cleaned, quote=False).replace("|", "&#124;").replace("[", "&#91;").replace("@", "&#64;")
 
 
 def summary(report: Report) -> str:
-    """The full report as Markdown for $GITHUB_STEP_SUMMARY."""
+    """The full report as Markdown for $GITHUB_STEP_SUMMARY: a one-line header, then for a
+    range's check the plans it used and each judged commit (prview.py), then every finding."""
+    from harness_gate import prview  # noqa: PLC0415  (only when writing the summary)
+
     icon = {"pass": "✅", "blocked": "❌", "error": "⚠️"}[report.result]
-    lines = [f"## {icon} harness-gate: {report.result}", ""]
-    data = report.data
-    if data:
-        facts = ", ".join(
-            f"{k}: <code>{_cell(str(v))}</code>" for k, v in data.items() if not isinstance(v, (dict, list))
-        )
-        lines += [facts, ""]
+    lines = [f"## {icon} harness-gate: {report.result}", "", prview.header(report), ""]
     if report.error is not None:
         lines += [f"**{report.error.code}**: {_cell(report.error.message)}", "", _cell(report.error.hint), ""]
     for line in report.lines:
         lines.append(_cell(line))
+    if report.command == "check":
+        lines += ["", *prview.body(report)] if report.lines else prview.body(report)
     if report.findings:
-        lines += ["", "| code | path | line | message | how to fix |", "|---|---|---|---|---|"]
+        if lines[-1]:
+            lines.append("")
+        lines += ["| code | path | line | message | how to fix |", "|---|---|---|---|---|"]
         for f in ordered(report.findings):
             lines.append(
                 f"| {f.code} | <code>{_cell(f.path)}</code> | {f.line or ''} | {_cell(f.message)} | {_cell(f.hint)} |"

@@ -1,0 +1,309 @@
+"""The pull request's plans, for a reviewer: the data `check` adds to its report (`plans`,
+`commit_verdicts`) and its Markdown (the Action's step summary, `status --format markdown`).
+
+Everything comes from commits (a snapshot of the head commit, the range's commits), never
+from the work tree. Every text a change can write (objectives, file names, messages,
+approvers) is escaped: no raw HTML, no `@mention`, no link or image, no table break.
+Not on the pre-commit path: `check --staged` never builds it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness_gate import git, lifecycle, plans, snapshot, verification
+from harness_gate.findings import Finding
+from harness_gate.report import Report, clean, safe
+
+UNSIGNED = "unsigned records count (require_signed_approvals is off)"
+NOT_CHECKED = "signatures not checked here (`check` verifies them)"
+# Past this many commits the list is folded the same way, but rows beyond it are counted only.
+COMMITS_SHOWN = 200
+
+# Markdown and HTML punctuation, written as character references: the text shows as it is
+# and none of it is markup: no tag, table cell, link or image (`[`, `]`), emphasis, code,
+# math (`$`), `@mention` or `#123` reference; `://` and `www.` are broken up too (no autolink).
+_ESCAPES = {c: f"&#{ord(c)};" for c in "|[]!@#*_~`\\<>&$"}
+_AUTOLINK = re.compile(r"(?i)(www)\.|:(//)")
+
+
+def text(value: object) -> str:
+    """Any attacker-controlled text as one line of inert Markdown."""
+    cleaned = re.sub(r"[\r\n\t\v\f]+", " ", str(clean(str(value))))
+    cleaned = "".join(_ESCAPES.get(c, c) for c in safe(cleaned))  # control bytes shown as \xNN
+    return _AUTOLINK.sub(lambda m: f"{m.group(1)}&#46;" if m.group(1) else "&#58;//", cleaned)
+
+
+def code(value: object) -> str:
+    return f"<code>{text(value)}</code>"
+
+
+# -- the data -----------------------------------------------------------------------------
+
+
+def plan_view(
+    root: Path, snap: snapshot.Snapshot, plan_id: str, tree: str, *, commit: str, signed: bool | None
+) -> dict[str, Any]:
+    """One plan as the state `snap` (the commit `commit`, fingerprint `tree`) holds it.
+    `signed`: True when only signed approval records were read, False when unsigned ones
+    count, None when not checked."""
+    folder = plans.load(snap, plan_id)
+    life = lifecycle.replay(folder)
+    policy = life.policy
+    objective = folder.plan.value("Objective") if folder.plan is not None else None
+    commands = [
+        {"id": c["id"], "command": c["command"], "timeout_seconds": c["timeout_seconds"]}
+        for c in (policy.verification["required_commands"] if policy else [])
+    ]
+    approval: dict[str, Any] | None = None
+    mine = [a for a in folder.approvals if a.gate == "plan" and a.artifact == "plan.md"]
+    if mine:
+        newest = max(mine, key=lambda a: a.seq)
+        approval = {
+            "status": life.plan_approval.value,
+            "approver": newest.approver,
+            "approved_at": newest.approved_at,
+            "sha256": newest.sha256,
+            "signed": signed,
+        }
+    fresh, _ = verification.state_freshness(snap, folder, life, tree)
+    evidence = [
+        {
+            "command_id": f.command_id,
+            "status": f.record.status if f.record else None,
+            "duration_ms": f.record.duration_ms if f.record else None,
+            "tree": f.record.tree if f.record else None,
+            "fresh": f.fresh,
+            "reason": f.reason,
+        }
+        for f in fresh
+    ]
+    return {
+        "id": plan_id,
+        "path": folder.path,
+        "state": life.state.value,
+        "objective": objective,
+        "plan_sha256": life.plan_sha256,
+        "amendment_sha256": life.amendment_sha256,
+        "boundary": list(policy.boundary) if policy else [],
+        "commands": commands,
+        "approval": approval,
+        "tree": tree,
+        "evidence": evidence,
+        "review": _review(folder),
+        "repairs": {"used": life.repairs_used, "budget": life.repair_budget},
+        "completion": _completion(root, folder, commit),
+    }
+
+
+def _latest(folder: plans.PlanFolder, slug: str) -> plans.Entry | None:
+    found = [e for e in folder.entries if e.slug == slug and e.artifact is not None]
+    return found[-1] if found else None
+
+
+def _review(folder: plans.PlanFolder) -> dict[str, Any] | None:
+    entry = _latest(folder, "review")
+    if entry is None or entry.artifact is None:
+        return None
+    binding = entry.artifact.value("Binding")
+    reviewer = entry.artifact.value("Reviewer")
+    change = binding.get("change") or {}
+    return {
+        "path": entry.path,
+        "verdict": entry.artifact.value("Verdict"),
+        "reviewer": reviewer.get("identity"),
+        "tree": binding.get("tree"),
+        "change": change.get("patch_sha256"),
+        "change_base": change.get("base"),
+        "plan_sha256": binding.get("plan_sha256"),
+        "amendment_sha256": binding.get("amendment_sha256"),
+    }
+
+
+def _completion(root: Path, folder: plans.PlanFolder, commit: str) -> dict[str, Any] | None:
+    entry = _latest(folder, "completion")
+    if entry is None or entry.artifact is None:
+        return None
+    # When: the commit that brought the record (its committer date), as history says.
+    out = git.run(["log", "-1", "--format=%H%x00%cI", commit, "--", entry.path], cwd=root).decode().strip()
+    oid, _, when = out.partition("\0")
+    return {"path": entry.path, "outcome": entry.artifact.value("Outcome"), "commit": oid or None, "at": when or None}
+
+
+def commit_views(root: Path, oids: Sequence[str], findings: Iterable[Finding]) -> list[dict[str, Any]]:
+    """Each judged commit (oldest first) with its verdict and the codes of its findings."""
+    if not oids:
+        return []
+    raw = git.run(["log", "--no-walk=unsorted", "--stdin", "--format=%H%x00%s%x00"], cwd=root,
+                  stdin="".join(f"{o}\n" for o in oids).encode())  # fmt: skip
+    parts = raw.decode("utf-8", "surrogateescape").split("\0")
+    subjects = {parts[i].strip(): parts[i + 1] for i in range(0, len(parts) - 1, 2)}
+    codes: dict[str, set[str]] = {}
+    blocking: set[str] = set()
+    for f in findings:
+        if f.commit is None:
+            continue
+        codes.setdefault(f.commit, set()).add(f.code)
+        if f.blocks:
+            blocking.add(f.commit)
+    return [
+        {
+            "oid": o,
+            "subject": subjects.get(o, ""),
+            "verdict": "blocked" if o in blocking else "pass",
+            "codes": sorted(codes.get(o, ())),
+        }
+        for o in oids
+    ]
+
+
+# -- the Markdown ---------------------------------------------------------------------------
+
+
+def header(report: Report) -> str:
+    """One line a reviewer reads first: result, stage, range, commits judged."""
+    data = report.data
+    parts = [f"**{report.result}**"]
+    if "stage" in data:
+        parts.append(f"stage {code(data['stage'])}")
+    if data.get("base") and data.get("head"):
+        parts.append(f"{code(str(data['base'])[:12])}..{code(str(data['head'])[:12])}")
+    elif data.get("head"):
+        parts.append(f"head {code(str(data['head'])[:12])}")
+    elif data.get("mode") == "staged":
+        parts.append("the index")
+    if isinstance(data.get("commits"), int) and data.get("mode") not in (None, "staged"):
+        n = data["commits"]
+        parts.append(f"{n} commit{'s' * (n != 1)} judged")
+    if data.get("check_result"):
+        parts.append(f"check would say **{text(data['check_result'])}**")
+    if data.get("active") is False:
+        parts.append("inactive")
+    return " · ".join(parts)
+
+
+def _approval(a: Mapping[str, Any] | None) -> str:
+    if a is None:
+        return "none"
+    signed = {True: "signed", False: UNSIGNED, None: NOT_CHECKED}[a.get("signed")]
+    return (
+        f"{text(a['status'])} by {text(a['approver'])} at {text(a['approved_at'])}, "
+        f"sha256 {code(a['sha256'])}; {text(signed)}"
+    )
+
+
+def _seconds(ms: object) -> str:
+    return f"{int(ms) / 1000:.2f} s" if isinstance(ms, int) else "-"
+
+
+def plan_markdown(p: Mapping[str, Any]) -> list[str]:
+    out = [f"### Plan {code(p['id'])} ({text(p['state'])})", ""]
+    objective = p.get("objective")
+    out += [f"**Objective**: {text(objective) if objective else '(does not parse)'}", ""]
+    boundary = ", ".join(code(b) for b in p["boundary"]) or "none"
+    out += [f"**Write boundary**: {boundary}", ""]
+    out += [f"**Approval**: {_approval(p.get('approval'))}", ""]
+    out.append(f"**Repairs**: {int(p['repairs']['used'])} of {int(p['repairs']['budget'])}")
+    out.append("")
+    if p["commands"]:
+        out += [f"<details><summary>Commands ({len(p['commands'])})</summary>", ""]
+        out += ["| id | command | timeout |", "|---|---|---|"]
+        out += [f"| {code(c['id'])} | {code(c['command'])} | {int(c['timeout_seconds'])} s |" for c in p["commands"]]
+        out += ["", "</details>", ""]
+    fresh = sum(1 for e in p["evidence"] if e["fresh"])
+    out += [
+        f"<details><summary>Evidence: {fresh} of {len(p['evidence'])} fresh for tree "
+        f"{code(str(p['tree'])[:12])}</summary>",
+        "",
+        "| command | status | duration | tree | fresh |",
+        "|---|---|---|---|---|",
+    ]
+    for e in p["evidence"]:
+        status = text(e["status"]) if e["status"] else "no record"
+        tree = code(str(e["tree"])[:12]) if e["tree"] else "-"
+        why = "fresh" if e["fresh"] else f"no: {text(e['reason'])}"
+        out.append(f"| {code(e['command_id'])} | {status} | {_seconds(e['duration_ms'])} | {tree} | {why} |")
+    out += ["", "</details>", ""]
+    r = p.get("review")
+    if r is None:
+        out += ["**Review**: none yet", ""]
+    else:
+        out += [
+            f"**Review**: {text(r['verdict'])} by {text(r['reviewer'])} ({code(r['path'])})",
+            "",
+            "<details><summary>What the review is bound to</summary>",
+            "",
+            f"- tree {code(r['tree'])}",
+            f"- the branch's change {code(r['change'] or '-')} (from {code(r['change_base'] or '-')})",
+            f"- plan sha256 {code(r['plan_sha256'])}"
+            + (f", amendment {code(r['amendment_sha256'])}" if r.get("amendment_sha256") else ""),
+            "",
+            "</details>",
+            "",
+        ]
+    c = p.get("completion")
+    if c is None:
+        out += ["**Completion**: not yet", ""]
+    else:
+        when = f" at {text(c['at'])}" if c.get("at") else ""
+        by = f" (commit {code(str(c['commit'])[:12])})" if c.get("commit") else ""
+        out += [f"**Completion**: {text(c['outcome'])}{when}{by}", ""]
+    return out
+
+
+def commits_markdown(commits: Sequence[Mapping[str, Any]]) -> list[str]:
+    blocked = [c for c in commits if c["verdict"] == "blocked"]
+    summary = f"Commits: {len(commits)} judged, {len(blocked)} blocked"
+    out = [f"<details{' open' if blocked else ''}><summary>{summary}</summary>", ""]
+    out += ["| commit | subject | verdict | codes |", "|---|---|---|---|"]
+    for c in commits[:COMMITS_SHOWN]:
+        verdict = "❌ blocked" if c["verdict"] == "blocked" else "✅ pass"
+        codes = ", ".join(text(x) for x in c["codes"]) or "-"
+        out.append(f"| {code(str(c['oid'])[:12])} | {text(c['subject'])} | {verdict} | {codes} |")
+    if len(commits) > COMMITS_SHOWN:
+        out.append(f"| … | {len(commits) - COMMITS_SHOWN} more (the JSON report lists them) | | |")
+    out += ["", "</details>", ""]
+    return out
+
+
+def body(report: Report) -> list[str]:
+    """The plans and the commits of a report's data, as Markdown lines."""
+    out: list[str] = []
+    plans_ = report.data.get("plans")
+    if isinstance(plans_, list):
+        if not plans_:
+            out += ["No plan governs this change.", ""]
+        for p in plans_:
+            out += plan_markdown(p)
+    commits = report.data.get("commit_verdicts")
+    if isinstance(commits, list) and commits:
+        out += commits_markdown(commits)
+    return out
+
+
+def findings_markdown(findings: Sequence[Finding]) -> list[str]:
+    from harness_gate.report import ordered  # noqa: PLC0415
+
+    if not findings:
+        return []
+    out = [f"<details open><summary>Findings ({len(findings)})</summary>", "",
+           "| code | path | line | message | how to fix |", "|---|---|---|---|---|"]  # fmt: skip
+    for f in ordered(tuple(findings)):
+        out.append(f"| {text(f.code)} | {code(f.path)} | {f.line or ''} | {text(f.message)} | {text(f.hint)} |")
+    return [*out, "", "</details>", ""]
+
+
+def render(report: Report) -> str:
+    """The whole report for a pull request comment (`gh pr comment --body-file FILE`)."""
+    icon = {"pass": "✅", "blocked": "❌", "error": "⚠️"}[report.result]
+    lines = [f"## {icon} harness-gate {text(report.command)}: {report.result}", "", header(report), ""]
+    if report.error is not None:
+        lines += [f"**{text(report.error.code)}**: {text(report.error.message)}", "", text(report.error.hint), ""]
+    lines += body(report)
+    if not report.data.get("plans") and report.lines:
+        lines += [text(line) + "  " for line in report.lines] + [""]
+    lines += findings_markdown(report.findings)
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -1,0 +1,206 @@
+"""The pull request's plans for a reviewer (harness_gate/prview.py): the Action's step summary
+of a real pull request, `status --format markdown` from the HEAD commit, and the data
+`check` adds to its report."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness_gate import prview
+from tests.github_runner import run_action
+from tests.helpers import Repo
+
+PY = Path(sys.executable).as_posix()
+HOSTILE = (
+    "Ship <script>alert(1)</script> for @org/team ![x](http://evil.example/p.png) | cell\nline two #12 www.evil.example"
+)
+
+
+def sha(repo: Repo, rev: str) -> str:
+    return repo.git("rev-parse", rev).decode().strip()
+
+
+def start(repo: Repo, objective: str = HOSTILE) -> Repo:
+    """main adopts harness-gate; `feature` holds an approved plan with two commands."""
+    repo.write("README.md", "x\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "init")
+    repo.cli("init")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt")
+    repo.git("checkout", "-qb", "feature")
+    res = repo.cli("plan", "new", "p1", "--objective", objective, "--boundary", "src/**",
+                   "--verify", f"unit={PY} -c pass", "--verify", f"lint={PY} -c pass")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    repo.approve()
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "Plan: p1")
+    return repo
+
+
+def work_and_review(repo: Repo) -> None:
+    repo.write("src/a.py", "a = 1\n")
+    assert repo.cli("verify").exit_code == 0
+    assert repo.cli("review", "new", "--reviewer", "Rae").exit_code == 0
+    review = repo.path / "harness/plans/p1/001-review.md"
+    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "Work, verified and reviewed")
+
+
+def approval(repo: Repo) -> dict[str, Any]:
+    line = repo.read("harness/plans/p1/approvals.jsonl").decode().splitlines()[0]
+    record: dict[str, Any] = json.loads(line)
+    return record
+
+
+def assert_inert(markdown: str) -> None:
+    """No text the change wrote is markup: no tag, mention, image, link or table break."""
+    assert "<script" not in markdown
+    assert "@org" not in markdown
+    assert "![" not in markdown and "](" not in markdown
+    assert "http://" not in markdown and "www.evil" not in markdown
+    assert " #12" not in markdown
+    # Only our own tags are raw HTML.
+    assert set(re.findall(r"<(/?[a-z]+)", markdown)) <= {"code", "/code", "details", "/details", "summary", "/summary"}
+
+
+@pytest.mark.slow
+def test_a_blocked_pull_request_summary_shows_the_plan_and_each_commit(repo: Repo, runner_temp: Path) -> None:
+    start(repo)
+    work_and_review(repo)
+    repo.write("other.py", "x\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "Sneak @org/team <b>out</b> | of bounds", "--no-verify")
+    payload = {"pull_request": {"base": {"sha": sha(repo, "main"), "ref": "main"},
+                                "head": {"sha": sha(repo, "feature")}}}  # fmt: skip
+    out = run_action(repo.path, runner_temp, "pull_request", payload)
+    assert out.code == 1
+    summary = out.summary
+    # The header: one human line, no Python repr.
+    header = summary.splitlines()[2]
+    assert header.startswith("**blocked** · stage <code>ci</code> · ")
+    assert f"<code>{sha(repo, 'main')[:12]}</code>..<code>{sha(repo, 'feature')[:12]}</code>" in header
+    assert "3 commits judged" in header
+    assert "True" not in summary.split("### Plan")[0] and "active:" not in summary
+    # The plan: objective (escaped), boundary, commands with their evidence, approval, review.
+    assert "### Plan <code>p1</code> (reviewing)" in summary
+    assert "**Objective**: Ship &#60;script&#62;alert(1)&#60;/script&#62; for &#64;org/team" in summary
+    assert "**Write boundary**: <code>src/&#42;&#42;</code>" in summary
+    record = approval(repo)
+    assert record["approver"].split("<")[0].strip() in summary
+    assert f"sha256 <code>{record['sha256']}</code>" in summary
+    assert prview.text(prview.UNSIGNED) in summary
+    assert "<details><summary>Commands (2)</summary>" in summary
+    assert f"| <code>unit</code> | <code>{PY} -c pass</code> | 600 s |" in summary
+    # The head's tree moved (other.py): the evidence is for another tree, and says so.
+    moved = r"\| <code>unit</code> \| PASS \| [0-9.]+ s \| <code>[0-9a-f]{12}</code> \| no: tree-moved \|"
+    assert re.search(moved, summary)
+    assert re.search(r"\| <code>lint</code> \| PASS \| .* \| no: tree-moved \|", summary)
+    assert "**Review**: PASS by Rae (<code>harness/plans/p1/001-review.md</code>)" in summary
+    assert "<details><summary>What the review is bound to</summary>" in summary
+    assert "**Repairs**: 0 of 3" in summary
+    assert "**Completion**: not yet" in summary
+    # Each commit judged, the blocked one named with its codes.
+    assert "<details open><summary>Commits: 3 judged, 1 blocked</summary>" in summary
+    sneak = sha(repo, "feature")[:12]
+    row = next(line for line in summary.splitlines() if line.startswith(f"| <code>{sneak}</code>"))
+    assert "❌ blocked" in row and "HG101" in row
+    assert "Sneak &#64;org/team &#60;b&#62;out&#60;/b&#62; &#124; of bounds" in row
+    assert f"| <code>{sha(repo, 'feature~2')[:12]}</code> | Plan: p1 | ✅ pass | - |" in summary
+    assert_inert(summary)
+    # The same facts travel in the JSON report.
+    doc = json.loads(Path(out.outputs["report-path"]).read_text())
+    (plan,) = doc["data"]["plans"]
+    assert plan["objective"] == HOSTILE
+    assert plan["approval"]["signed"] is False
+    assert [e["reason"] for e in plan["evidence"]] == ["tree-moved", "tree-moved"]
+    assert [c["verdict"] for c in doc["data"]["commit_verdicts"]] == ["pass", "pass", "blocked"]
+    assert doc["data"]["commits"] == 3
+
+
+def test_status_markdown_reads_the_head_commit(repo: Repo) -> None:
+    start(repo)
+    work_and_review(repo)
+    res = repo.cli("status", "--format", "markdown")
+    assert res.exit_code == 0, res.output
+    executing = res.output
+    assert "### Plan <code>p1</code> (reviewing)" in executing
+    assert f"head <code>{sha(repo, 'HEAD')[:12]}</code>" in executing
+    assert "Evidence: 2 of 2 fresh for tree" in executing
+    assert re.search(r"\| <code>unit</code> \| PASS \| [0-9.]+ s \| <code>[0-9a-f]{12}</code> \| fresh \|", executing)
+    assert "**Review**: PASS by Rae" in executing
+    assert "**Completion**: not yet" in executing
+    assert_inert(executing)
+    # The work tree is not what it reads: changing it changes nothing.
+    repo.write("src/a.py", "a = 2\n")
+    repo.write("harness/plans/p1/plan.md", "# Plan\n\n## Objective\n\nsomething else\n")
+    repo.write("src/new.py", "n = 1\n")
+    again = repo.cli("status", "--format", "markdown")
+    assert again.exit_code == 0
+    assert again.output == executing
+    repo.git("checkout", "-q", "--", ".")
+    repo.git("clean", "-qfd")
+    # Completed: the completion's outcome and when it was committed.
+    assert repo.cli("complete").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "complete")
+    done = repo.cli("status", "--format", "markdown")
+    assert done.exit_code == 0
+    assert "### Plan <code>p1</code> (completed)" in done.output
+    assert re.search(r"\*\*Completion\*\*: completed at 20[0-9-]+T[0-9:+]+ \(commit <code>[0-9a-f]{12}</code>\)",
+                     done.output)  # fmt: skip
+    assert "Evidence: 2 of 2 fresh" in done.output
+
+
+def test_status_markdown_of_a_plan_being_executed_and_with_base(repo: Repo) -> None:
+    start(repo, objective="Add the parser")
+    res = repo.cli("status", "--format", "markdown")
+    assert res.exit_code == 0
+    assert "### Plan <code>p1</code> (executing)" in res.output
+    assert "**Objective**: Add the parser" in res.output
+    assert "Evidence: 0 of 2 fresh" in res.output
+    assert "| <code>unit</code> | no record | - | - | no: missing |" in res.output
+    assert "**Review**: none yet" in res.output
+    # With --base: every plan the branch's commits used, and each commit's verdict, as check judges them.
+    work_and_review(repo)
+    repo.write("other.py", "x\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "outside", "--no-verify")
+    based = repo.cli("status", "--format", "markdown", "--base", "main")
+    assert based.exit_code == 0, based.output
+    assert "check would say **blocked**" in based.output
+    assert "Commits: 3 judged, 1 blocked" in based.output
+    assert "HG101" in based.output
+    assert repo.cli("status", "--base", "main").exit_code == 2  # --base goes with markdown
+
+
+def test_the_hook_path_builds_no_view(repo: Repo) -> None:
+    start(repo, objective="Add the parser")
+    repo.write("src/a.py", "a = 1\n")
+    repo.git("add", "-A")
+    doc = json.loads(repo.cli("check", "--staged", "--format", "json").output)
+    assert "plans" not in doc["data"] and "commit_verdicts" not in doc["data"]
+    ranged = json.loads(repo.cli("check", "--range", "main..HEAD", "--format", "json").output)
+    assert [p["id"] for p in ranged["data"]["plans"]] == ["p1"]
+    assert ranged["data"]["commit_verdicts"][0]["subject"] == "Plan: p1"
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["<img src=x onerror=alert(1)>", "@here", "$x^2$", "[a](javascript:alert(1))", "![i](http://e/x.png)",
+     "a|b\nc", "`x`", "<!-- x -->", "https://evil.example", "www.evil.example", "#1", "\x1b[31m", "\u202eevil",
+     "a\u2028b", "**b** _i_ ~~s~~"],
+)  # fmt: skip
+def test_text_is_inert(hostile: str) -> None:
+    out = re.sub(r"&#[0-9]+;", "", prview.text(hostile))
+    for raw in "<>[]|@`*_~#$\n":
+        assert raw not in out
+    assert "www." not in out and "://" not in out
+    assert all(c.isprintable() for c in out)
