@@ -170,15 +170,17 @@ def run_check(
     finally:
         cache.configure(None)
         git.discard_started()
-    # `--reverify` runs the plans' commands, which run the change's own code: only now,
-    # when every other fact (history, signatures, reviews, the head's fingerprint) is
-    # established, so nothing they write (in .git, say) can change any of those.
-    for run in runs:
-        findings.extend(run())
     data = {"stage": stage, "mode": mode.kind, **data}
     if head is not None and head.commit is not None and data.get("active", True) and not data.get("adopting"):
-        # The reviewer's view of the range (prview.py): never on the pre-commit path.
+        # The reviewer's view of the range (prview.py): never on the pre-commit path. Read
+        # before the commands run, as every other fact is (a re-run's verdict is the head's,
+        # never a commit's).
         data.update(_view(root, head, plan_id, findings))
+    # `--reverify` runs the plans' commands, which run the change's own code: only now,
+    # when every other fact (history, signatures, reviews, the head's fingerprint, the
+    # reviewer's view) is established, so nothing they write (in .git, say) can change any.
+    for run in runs:
+        findings.extend(run())
     if data.get("adopting"):
         return Report("check", data=data, lines=(ADOPTING,))
     if not data.get("active", True):
