@@ -279,6 +279,8 @@ def deny_reason(tool: str, findings: Sequence[tuple[str, str, str]]) -> str:
     codes = {code for code, _, _ in findings}
     if codes & {"HG101", "HG102", "HG105"}:
         lines.append(AMEND + (" A protected path needs its exact name, without wildcards." if "HG102" in codes else ""))
+    if any(code.startswith("HG3") for code in codes):
+        lines.append("Run `harness-gate verify`: it runs the plan's commands and records evidence for this tree.")
     if codes & {"HG201", "HG202", "HG209"}:
         lines.append(
             "Writes need an approved, open plan of this branch, committed: `harness-gate status` says what is "
@@ -414,12 +416,41 @@ def on_stop(payload: dict[str, Any]) -> Decision:
     if not paths:
         return Decision("none")
     findings, _ = judge_paths(location, cfg, root, paths)
+    if cfg.evidence_stages:
+        findings.extend(_stale_evidence(root))
     if not findings:
         return Decision("none")
     reason = deny_reason("work tree", findings).replace(
         "harness-gate denies this work tree:", "harness-gate: `check` would block these changes of the work tree:", 1
     )
     return Decision("block", reason + "\nFix them (revert the paths, or ask for an amendment) before you stop.")
+
+
+def _stale_evidence(root: Path) -> list[tuple[str, str, str]]:
+    """Evidence of the plan this branch works under that is not fresh for the work tree
+    (as `harness-gate status` reports it), when the configuration asks for evidence."""
+    from harness_gate import evidence, lifecycle, plans, snapshot, verification  # noqa: PLC0415
+    from harness_gate.errors import HarnessGateError  # noqa: PLC0415
+
+    snap = snapshot.from_worktree(root)
+    try:
+        plan_id = verification.plan_id_for(snap, None)
+    except HarnessGateError:
+        return []  # no plan, or several: the boundary findings say so
+    folder = plans.load(snap, plan_id)
+    life = lifecycle.replay(folder)
+    if life.policy is None or not life.grants_writes:
+        return []
+    tree = verification.fingerprint_worktree(root, snap.config)
+    fresh, _ = verification.state_freshness(snap, folder, life, tree)
+    return [
+        (
+            evidence.REASON_CODES.get(f.reason, ""), f"{folder.path}/evidence.jsonl",
+            f"evidence for `{f.command_id}` is {f.reason} for the work tree",
+        )
+        for f in fresh
+        if not f.fresh
+    ]  # fmt: skip
 
 
 def main(runtime: str, stdin: IO[bytes] | None = None) -> int:

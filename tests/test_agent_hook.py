@@ -332,9 +332,9 @@ def test_another_branchs_plan_governs_nothing_here(repo: Repo) -> None:
     assert decision(repo, "Write", {"file_path": "src/a.py", "content": "x"})[0] == "allow"
     repo.git("checkout", "-q", "-b", "other", "main" if b"main" in repo.git("branch") else "master")
     repo.git("merge", "-q", "--no-ff", "-m", "merge feature", "feature")
-    repo.git("checkout", "-q", "-b", "third")
-    verdict, _ = decision(repo, "Write", {"file_path": "src/a.py", "content": "x"})
-    assert verdict in ("allow", "deny")  # the base now holds p1: as `check --staged` decides
+    verdict, reason = decision(repo, "Write", {"file_path": "src/a.py", "content": "x"})
+    assert verdict == "deny"  # as `check --staged` decides: p1 is another branch's
+    assert "came in by merging another branch" in reason
 
 
 def test_inactive_repository_allows_everything(repo: Repo) -> None:
@@ -418,3 +418,13 @@ def test_the_hook_starts_on_the_lean_path_without_click(gated: Repo) -> None:
     imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line}
     assert "harness_gate.agent" in imported
     assert "click" not in imported and "harness_gate.cli" not in imported
+
+
+def test_stop_reports_evidence_that_is_not_fresh_once(repo: Repo) -> None:
+    setup_gated(repo, config='artifacts_dir = "harness"\nreview_stages = []\ncompletion_stages = []\n')
+    repo.write("src/a.py", "a = 2\n")
+    stop = {"cwd": str(repo.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    _, out, _ = hook(repo, stop)
+    assert out["decision"] == "block"
+    assert "evidence for `tests` is missing" in out["reason"] and "harness-gate verify" in out["reason"]
+    assert hook(repo, {**stop, "stop_hook_active": True})[1] is None
