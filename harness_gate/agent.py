@@ -219,6 +219,13 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
         text = command
     else:
         raise Malformed("the shell call carries no `command`")
+    start = text.find("*** Begin Patch")
+    if start >= 0:
+        # `apply_patch` run through the shell (Codex does): the patch is judged as one.
+        end = text.find("*** End Patch", start)
+        if end < 0:
+            raise Malformed("the command holds `*** Begin Patch` without `*** End Patch`")
+        return judge(cwd, patch_paths(text[start : end + len("*** End Patch")]), "apply_patch")
     repo = _repository(cwd)
     if isinstance(repo, Decision):
         return repo

@@ -428,3 +428,14 @@ def test_stop_reports_evidence_that_is_not_fresh_once(repo: Repo) -> None:
     assert out["decision"] == "block"
     assert "evidence for `tests` is missing" in out["reason"] and "harness-gate verify" in out["reason"]
     assert hook(repo, {**stop, "stop_hook_active": True})[1] is None
+
+
+def test_apply_patch_through_the_shell_is_judged_as_a_patch(gated: Repo) -> None:
+    outside = patch("*** Add File: other4.py", "+x")
+    heredoc = f"apply_patch <<'EOF'\n{outside}EOF\n"
+    verdict, reason = decision(gated, "shell", {"command": ["bash", "-lc", heredoc]}, "codex")
+    assert verdict == "deny"
+    assert "other4.py" in reason
+    inside = patch("*** Add File: src/ok.py", "+x")
+    assert decision(gated, "shell", {"command": ["apply_patch", inside]}, "codex")[0] == "allow"
+    assert kind(gated, pre(gated, "Bash", {"command": "echo '*** Begin Patch'"})) == "deny"
