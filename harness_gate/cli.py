@@ -43,12 +43,28 @@ def cli() -> None:
 
 
 @cli.command(short_help="Set harness-gate up in this repository.")
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    type=click.Choice(["claude", "codex"]),
+    help="Also install the agent hook in this runtime's project settings (repeatable; docs/agents.md).",
+)
 @format_option
-def init(fmt: str) -> None:
+def init(agents: Sequence[str], fmt: str) -> None:
     """Scaffold the artifacts root, config, .gitattributes and pre-commit hooks."""
     from harness_gate import commands  # noqa: PLC0415  (lazy: start-up time)
 
-    _run("init", fmt, lambda: commands.init(Path.cwd()))
+    _run("init", fmt, lambda: commands.init(Path.cwd(), agents=tuple(dict.fromkeys(agents))))
+
+
+@cli.command("agent-hook", short_help="Judge a coding agent's tool call before it runs (its runtime calls this).")
+@click.option("--runtime", type=click.Choice(["claude", "codex"]), required=True, help="The agent's runtime.")
+def agent_hook(runtime: str) -> None:
+    """Read a Claude Code or Codex hook payload on stdin and answer it (docs/agents.md)."""
+    from harness_gate import agent  # noqa: PLC0415  (lazy: start-up time)
+
+    sys.exit(agent.main(runtime, sys.stdin.buffer))
 
 
 @cli.group(short_help="Write, amend and pick plans.")

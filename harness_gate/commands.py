@@ -341,9 +341,11 @@ artifacts_dir = "harness"
 """
 
 
-def init(cwd: Path) -> Report:
+def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
     root = git.toplevel(cwd)
     lines: list[str] = []
+    for runtime in agents:  # checked first: a settings file it cannot merge writes nothing at all
+        hooks.agent_settings(root, runtime)
     cfg = root / ".harness-gate.toml"
     if not cfg.exists():
         fsutil.write_atomic(cfg, CONFIG_TEMPLATE.encode())
@@ -375,8 +377,17 @@ def init(cwd: Path) -> Report:
             f"`default_install_hook_types: [{', '.join(hooks.INSTALL_TYPES)}]` at its top):\n"
             + config[config.index("  - repo: local") :]
         )
+    agent_files = []
+    for runtime in agents:
+        path, merged, changed = hooks.agent_settings(root, runtime)
+        agent_files.append(path)
+        if changed:
+            fsutil.write_atomic(root / path, merged)
+            lines.append(f"wrote the {runtime} agent hook to {path}")
+        else:
+            lines.append(f"{path} has harness-gate's agent hook")
     types = " ".join(f"--hook-type {t}" for t in hooks.INSTALL_TYPES)
-    set_up = [".harness-gate.toml", ".gitattributes", ".pre-commit-config.yaml", snap.artifacts_dir]
+    set_up = [".harness-gate.toml", ".gitattributes", ".pre-commit-config.yaml", snap.artifacts_dir, *agent_files]
     # Only the set-up's own files: `git add -A` would sweep work in progress into the adoption.
     steps = (
         [f"git add {' '.join(set_up)} && git commit -m 'Adopt harness-gate'   (the adopting commit is not judged)"]

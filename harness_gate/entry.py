@@ -252,11 +252,35 @@ def _click_refuses_path(value: str) -> bool:
 SUPPORTED = ("linux", "darwin")
 
 
+def agent_runtime(argv: Sequence[str]) -> str | None:
+    """The runtime of `agent-hook --runtime R` read exactly (the agent hook runs before
+    every edit: no click); otherwise None, and click reads it."""
+    from harness_gate.agent import RUNTIMES  # noqa: PLC0415
+
+    if len(argv) == 3 and argv[0] == "agent-hook" and argv[1] == "--runtime" and argv[2] in RUNTIMES:
+        return argv[2]
+    if len(argv) == 2 and argv[0] == "agent-hook" and argv[1].startswith("--runtime="):
+        runtime = argv[1].partition("=")[2]
+        return runtime if runtime in RUNTIMES else None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if not sys.platform.startswith(SUPPORTED):
         sys.stderr.write(f"harness-gate: {sys.platform} is not supported (Linux and macOS are; on Windows, use WSL)\n")
         return 2
     args = list(sys.argv[1:] if argv is None else argv)
+    runtime = agent_runtime(args) if args[:1] == ["agent-hook"] else None
+    if runtime is not None:
+        from harness_gate import agent  # noqa: PLC0415
+
+        code = agent.main(runtime)
+        if argv is not None:
+            return code
+        with contextlib.suppress(OSError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
     options = check_options(args)
     files = lint_files(args) if options is None else None
     if options is None and files is None:

@@ -39,6 +39,11 @@ PROTECTED_ROOT = (
     ".pre-commit-hooks.yaml",
 )
 PROTECTED_PATHS = (".github/CODEOWNERS", "docs/CODEOWNERS")
+# A coding agent's hook settings and the instruction files its runtime reads (docs/agents.md):
+# an agent must not be able to switch off its own hook. The files at the root, the names
+# anywhere (the runtimes read nested instruction files too).
+AGENT_FILES = (".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json", ".codex/config.toml")
+AGENT_NAMES = ("CLAUDE.md", "AGENTS.md")
 PROTECTED_DIRS = (".github/",)
 APPEND_ONLY = ("approvals.jsonl", "evidence.jsonl")
 
@@ -59,6 +64,8 @@ def protected(path: str, config_source: str | None, artifacts_dir: str = "") -> 
     name = path.rsplit("/", 1)[-1]
     if name in PROTECTED_NAMES:
         return f"`{name}` files change how git treats paths"
+    if path in AGENT_FILES or name in AGENT_NAMES:
+        return f"`{path}` configures a coding agent's runtime or its hooks"
     if path in PROTECTED_ROOT or path in PROTECTED_PATHS:
         return f"`{path}` configures the repository, its hooks or the gate"
     if path == "pyproject.toml":
@@ -71,8 +78,8 @@ def protected(path: str, config_source: str | None, artifacts_dir: str = "") -> 
     return None
 
 
-_FOLDED_FILES = {p.casefold(): p for p in (*PROTECTED_ROOT, *PROTECTED_PATHS)}
-_FOLDED_NAMES = {n.casefold(): n for n in PROTECTED_NAMES}
+_FOLDED_FILES = {p.casefold(): p for p in (*PROTECTED_ROOT, *PROTECTED_PATHS, *AGENT_FILES)}
+_FOLDED_NAMES = {n.casefold(): n for n in (*PROTECTED_NAMES, *AGENT_NAMES)}
 
 
 def case_variant(path: str, config_source: str | None, artifacts_dir: str) -> str | None:
@@ -178,6 +185,21 @@ def check_state(state: State, plan_id: str | None, *, prefix: str = "", used: se
     return out
 
 
+def judge_writes(state: State) -> list[Finding]:
+    """The rules a write is judged by before it happens (the agent hook, docs/agents.md):
+    control characters, case variants, protected paths, and the authority of the plan that
+    governs the state (its boundary), exactly as `check_state` judges them. The artifacts
+    root, formats and links are the caller's: nothing is written yet."""
+    cfg = state.new.config
+    suspects = _suspects([c.path for c in state.changes], cfg.source, cfg.artifacts_dir)
+    out = _always_blocked(state, suspects)
+    inside, signers = _root_prefix(cfg.artifacts_dir), signers_path(cfg.artifacts_dir)
+    code_changes = [c for c in state.changes if not _artifact(c.path, inside, signers)]
+    if code_changes:
+        out.extend(_authority(state, code_changes, None, None, suspects))
+    return out
+
+
 def _formats(state: State, changes: Sequence[git.Change]) -> list[Finding]:
     """Files of the other harness formats (docs/formats.md) this change touches: valid in
     the new state, and each move allowed (docs/formats.md)."""
@@ -277,6 +299,7 @@ def _with_controls(paths: Sequence[bytes]) -> set[bytes] | frozenset[bytes]:
 @functools.cache
 def _suspect_words(config_source: str | None, artifacts_dir: str) -> tuple[bytes, ...]:
     names: tuple[str, ...] = (*PROTECTED_NAMES, *PROTECTED_ROOT, *PROTECTED_PATHS, *PROTECTED_DIRS, artifacts_dir)
+    names = (*names, *AGENT_FILES, *AGENT_NAMES)
     names = (*names, "pyproject.toml", *([config_source] if config_source else []))
     return tuple(dict.fromkeys(n.casefold().rstrip("/").encode("utf-8", "surrogateescape") for n in names))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -101,3 +102,58 @@ def local_config(artifacts_dir: str) -> str:
 
 if __name__ == "__main__":
     print(manifest(), end="")
+
+
+# -- the agent hook (docs/agents.md) -----------------------------------------------------------
+
+AGENT_SETTINGS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json"}
+AGENT_MATCHER = {"claude": "Write|Edit|MultiEdit|NotebookEdit|Bash", "codex": "apply_patch|shell"}
+AGENT_EVENTS = ("PreToolUse", "Stop", "SubagentStop")
+
+
+def agent_command(runtime: str) -> str:
+    return f"harness-gate agent-hook --runtime {runtime}"
+
+
+def agent_settings(root: Path, runtime: str) -> tuple[str, bytes, bool]:
+    """The runtime's project settings with the agent hook merged in: (path, bytes, whether
+    they changed). Every other key is kept; an entry already there is not added again. A
+    file that is not a JSON object is refused (HG904), never rewritten."""
+    import json  # noqa: PLC0415
+
+    from harness_gate.errors import HarnessGateError  # noqa: PLC0415
+
+    rel = AGENT_SETTINGS[runtime]
+    path = root / rel
+    if path.exists():
+        try:
+            doc = json.loads(path.read_bytes())
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise HarnessGateError(
+                "HG904", f"{rel} is not valid JSON ({exc})", "Fix it, or add the agent hook by hand (docs/agents.md)."
+            ) from None
+    else:
+        doc = {}
+    hooks = doc.get("hooks", {}) if isinstance(doc, dict) else None
+    if not isinstance(hooks, dict) or any(not isinstance(hooks.get(e, []), list) for e in AGENT_EVENTS):
+        raise HarnessGateError(
+            "HG904", f"{rel} is not a settings object with a `hooks` table of lists",
+            "Fix it, or add the agent hook by hand (docs/agents.md).",
+        )  # fmt: skip
+    command = agent_command(runtime)
+    changed = not path.exists()
+    for event in AGENT_EVENTS:
+        entries = hooks.setdefault(event, [])
+        present = any(
+            isinstance(e, dict) and isinstance(e.get("hooks"), list)
+            and any(isinstance(h, dict) and h.get("command") == command for h in e["hooks"])
+            for e in entries
+        )  # fmt: skip
+        if not present:
+            entry: dict[str, object] = {"hooks": [{"type": "command", "command": command}]}
+            if event == "PreToolUse":
+                entry = {"matcher": AGENT_MATCHER[runtime], **entry}
+            entries.append(entry)
+            changed = True
+    doc["hooks"] = hooks
+    return rel, (json.dumps(doc, indent=2) + "\n").encode(), changed

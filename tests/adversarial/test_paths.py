@@ -198,6 +198,7 @@ _PIECES = [
     ".gitignore", ".gitattributes", ".github", "CODEOWNERS", "docs", "action.yml", ".harness-gate.toml", "harness",
     "pyproject.toml", "src", "x", "/", "\u017f", "\u212a", "\u0130", "S", "K", "I", "\u00df",
     "harne", ".gitattribute", ".pre-commit-hoo", "s.yaml", "CODEOWNER", ".g", "tignore", "s",
+    ".claude", "settings.json", ".codex", "hooks.json", "CLAUDE.md", "AGENTS.md", "claude.md",
 ]  # fmt: skip
 
 

@@ -1,0 +1,473 @@
+"""`harness-gate agent-hook`: the gate inside a coding agent's runtime, before a write.
+
+Claude Code and Codex call a command before each tool use (PreToolUse) and when the agent
+is about to stop (Stop, SubagentStop), with a JSON payload on stdin. Every path a writing
+tool names is judged by the same rules `check --staged` applies (gate.judge_writes): the
+plan that governs this branch, its boundary, protected paths; and here, before anything
+is written, where the write would land (outside the repository, through a symbolic link,
+inside `.git` or the artifacts root). Anything not understood is denied with a reason
+(fail closed). docs/agents.md says what this can and cannot guarantee.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+MAX_PAYLOAD = 1 << 20  # bytes read from stdin; a larger payload is denied
+RUNTIMES = ("claude", "codex")
+# Tool -> the input key holding the one path it writes.
+WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+PATCH_TOOLS = frozenset({"apply_patch"})
+SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command"})
+# Tools that write nothing in the work tree: let through without a look.
+READ_ONLY = frozenset({
+    "Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "TodoWrite", "TodoRead", "Task", "NotebookRead",
+    "ExitPlanMode", "BashOutput", "KillShell", "KillBash", "SlashCommand", "ListMcpResourcesTool",
+    "ReadMcpResourceTool", "update_plan", "view_image", "web_search",
+})  # fmt: skip
+AMEND = (
+    "To write there, ask for an amendment: `harness-gate plan amend --add-boundary PATTERN`, then a human "
+    "approves it (`harness-gate approve`) and the plan folder is committed (the gate reads the index)."
+)
+_PATCH_LINES = (
+    ("*** Add File: ", "A"),
+    ("*** Update File: ", "M"),
+    ("*** Delete File: ", "D"),
+    ("*** Move to: ", "A"),
+)
+_SHOWN = 10  # findings named in one reason
+
+
+@dataclass(frozen=True)
+class Decision:
+    kind: str  # "allow", "deny", "ask" (PreToolUse); "block", "none" (Stop)
+    reason: str = ""
+
+
+class Malformed(Exception):
+    """The payload is not one this hook understands: denied."""
+
+
+# -- the runtime's side: read the payload, write the answer -----------------------------------
+
+
+def run(runtime: str, stdin: IO[bytes]) -> tuple[int, str, str]:
+    """The hook's answer to one payload: (exit code, stdout, stderr). Never raises."""
+    try:
+        return _answer(runtime, stdin)
+    finally:
+        from harness_gate import cache  # noqa: PLC0415
+
+        cache.configure(None)
+
+
+def _answer(runtime: str, stdin: IO[bytes]) -> tuple[int, str, str]:
+    event = "PreToolUse"
+    try:
+        data = stdin.read(MAX_PAYLOAD + 1)
+        if len(data) > MAX_PAYLOAD:
+            raise Malformed(f"the payload is larger than {MAX_PAYLOAD} bytes")
+        try:
+            payload = json.loads(data)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise Malformed(f"the payload is not JSON ({exc})") from None
+        if not isinstance(payload, dict):
+            raise Malformed("the payload is not a JSON object")
+        name = payload.get("hook_event_name")
+        if not isinstance(name, str):
+            raise Malformed("the payload has no `hook_event_name`")
+        event = name
+        if event in ("Stop", "SubagentStop"):
+            return stop_answer(on_stop(payload))
+        if event != "PreToolUse":
+            return 0, "", ""  # an event this hook does not judge: no opinion
+        decision = pre_tool_use(payload)
+    except Malformed as exc:
+        decision = Decision("deny", f"harness-gate denies this tool call: {exc}")
+    except Exception as exc:  # fail closed: any bug denies with a reason, never a traceback
+        decision = Decision("deny", f"harness-gate failed closed: {_error_text(exc)}")
+    if event in ("Stop", "SubagentStop"):  # a Stop payload that failed to be judged: block once
+        return stop_answer(Decision("block", decision.reason))
+    return pre_tool_answer(runtime, decision)
+
+
+def pre_tool_answer(runtime: str, decision: Decision) -> tuple[int, str, str]:
+    """The PreToolUse answer. Claude Code: exit 0 and `hookSpecificOutput` on stdout. Codex
+    (a younger hook API, docs/agents.md): the same JSON, and a deny also exits 2 with the
+    reason on stderr, which Codex documents as a block. Adjust here alone if it differs.
+
+    An allowed call is answered with nothing at all: `"allow"` would skip the runtime's own
+    permission prompts, and the gate never grants more than the user's settings do."""
+    if decision.kind == "allow":
+        return 0, "", ""
+    out = json.dumps({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": decision.kind,
+            "permissionDecisionReason": decision.reason,
+        }
+    })  # fmt: skip
+    if runtime == "codex" and decision.kind == "deny":
+        return 2, out + "\n", decision.reason + "\n"
+    return 0, out + "\n", ""
+
+
+def stop_answer(decision: Decision) -> tuple[int, str, str]:
+    """Stop/SubagentStop: `{"decision": "block", "reason": ...}` keeps the agent working;
+    nothing lets it stop."""
+    if decision.kind == "block":
+        return 0, json.dumps({"decision": "block", "reason": decision.reason}) + "\n", ""
+    return 0, "", ""
+
+
+def _error_text(exc: BaseException) -> str:
+    from harness_gate.errors import HarnessGateError  # noqa: PLC0415
+
+    if isinstance(exc, HarnessGateError):
+        return f"{exc.code} {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+# -- PreToolUse ---------------------------------------------------------------------------------
+
+
+def pre_tool_use(payload: dict[str, Any]) -> Decision:
+    tool = payload.get("tool_name")
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool, str) or not isinstance(tool_input, dict):
+        raise Malformed("the payload has no `tool_name` and `tool_input` object")
+    if tool in READ_ONLY:
+        return Decision("allow", f"harness-gate: `{tool}` writes nothing")
+    cwd = _cwd(payload)
+    if tool in WRITE_TOOLS:
+        key = WRITE_TOOLS[tool]
+        path = tool_input.get(key)
+        if not isinstance(path, str) or not path:
+            raise Malformed(f"`{tool}` names no `{key}`")
+        return judge(cwd, [(path, "M")], tool)
+    if tool in PATCH_TOOLS:
+        return judge(cwd, patch_paths(_patch_text(tool_input)), tool)
+    if tool in SHELL_TOOLS:
+        return shell(cwd, tool_input)
+    return Decision(
+        "deny",
+        f"harness-gate does not know the tool `{tool}` and cannot tell what it writes: denied (fail closed). "
+        "Write files with Write/Edit/MultiEdit/NotebookEdit (Claude Code) or apply_patch (Codex).",
+    )
+
+
+def _cwd(payload: dict[str, Any]) -> Path:
+    cwd = payload.get("cwd")
+    if cwd is None:
+        return Path.cwd()
+    if not isinstance(cwd, str) or not cwd or "\0" in cwd:
+        raise Malformed("`cwd` is not a directory name")
+    return Path(cwd)
+
+
+def _patch_text(tool_input: dict[str, Any]) -> str:
+    """The patch of an `apply_patch` call: `input`, `patch`, or the last word of `command`."""
+    for key in ("input", "patch"):
+        if isinstance(tool_input.get(key), str):
+            return str(tool_input[key])
+    command = tool_input.get("command")
+    if isinstance(command, list) and command and isinstance(command[-1], str):
+        return command[-1]
+    raise Malformed("`apply_patch` carries no patch (`input`, `patch` or `command`)")
+
+
+def patch_paths(text: str) -> list[tuple[str, str]]:
+    """The files an apply_patch patch names, as (path, "A"|"M"|"D"): a move is the deletion
+    of its source and the addition of its destination, and both are judged."""
+    lines = [line.rstrip("\r") for line in text.strip().splitlines()]
+    if not lines or lines[0].strip() != "*** Begin Patch" or lines[-1].strip() != "*** End Patch":
+        raise Malformed("the patch does not run from `*** Begin Patch` to `*** End Patch`")
+    out: list[tuple[str, str]] = []
+    for line in lines[1:-1]:
+        for prefix, status in _PATCH_LINES:
+            if line.startswith(prefix):
+                path = line[len(prefix) :].strip()
+                if not path:
+                    raise Malformed(f"`{prefix.strip()}` names no file")
+                if prefix == "*** Move to: ":
+                    if not out or out[-1][1] != "M":
+                        raise Malformed("`*** Move to:` does not follow an `*** Update File:`")
+                    out[-1] = (out[-1][0], "D")
+                out.append((path, status))
+                break
+        else:
+            if line.startswith("*** ") and not line.startswith("*** End of File"):
+                raise Malformed(f"the patch holds a line this hook does not know: {line[:80]!r}")
+    if not out:
+        raise Malformed("the patch names no file")
+    return out
+
+
+def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
+    """A shell command cannot be judged by its text: allowed (the git gate stays the
+    enforcement), `ask` when it names a protected path or the artifacts root (a heuristic)."""
+    command = tool_input.get("command")
+    if isinstance(command, list) and all(isinstance(w, str) for w in command):
+        text = " ".join(command)
+    elif isinstance(command, str):
+        text = command
+    else:
+        raise Malformed("the shell call carries no `command`")
+    start = text.find("*** Begin Patch")
+    if start >= 0:
+        # `apply_patch` run through the shell (Codex does): the patch is judged as one.
+        end = text.find("*** End Patch", start)
+        if end < 0:
+            raise Malformed("the command holds `*** Begin Patch` without `*** End Patch`")
+        return judge(cwd, patch_paths(text[start : end + len("*** End Patch")]), "apply_patch")
+    repo = _repository(cwd)
+    if isinstance(repo, Decision):
+        return repo
+    from harness_gate import gate  # noqa: PLC0415
+
+    _, cfg = repo
+    names = (
+        *gate.PROTECTED_NAMES, *gate.PROTECTED_ROOT, *gate.PROTECTED_PATHS, *gate.AGENT_FILES, *gate.AGENT_NAMES,
+        *([cfg.source] if cfg.source else []), cfg.artifacts_dir + "/",
+    )  # fmt: skip
+    folded = text.casefold()
+    hits = [n for n in dict.fromkeys(names) if n.casefold() in folded]
+    if hits:
+        shown = ", ".join(f"`{n}`" for n in hits[:5])
+        return Decision(
+            "ask",
+            f"harness-gate: this command names {shown}, protected or the artifacts root; a shell command cannot "
+            "be judged by its text, so a human decides. The commit gate still judges what it changes.",
+        )
+    return Decision("allow", "harness-gate: shell commands are not judged by their text; `check` judges the commit")
+
+
+# -- judging paths ------------------------------------------------------------------------------
+
+
+def _repository(cwd: Path) -> tuple[Any, Any] | Decision:
+    """(git location, trusted configuration), or the decision for a repository the gate
+    does not guard (allow: nothing to enforce)."""
+    from harness_gate import cache, check, git  # noqa: PLC0415
+
+    location = git.locate(cwd)
+    cache.configure(location.cache_dir)  # the parsed configuration and plans, as `check` keeps them
+    if location.head is None:
+        return Decision("allow", "harness-gate: no commit yet; the adopting commit is not judged")
+    cfg = check._config(location.toplevel, None, location.head)
+    if cfg.source is None and not git.has_path(location.toplevel, location.head, cfg.artifacts_dir):
+        return Decision("allow", "harness-gate is not active in this repository (no configuration at HEAD)")
+    return location, cfg
+
+
+def judge(cwd: Path, paths: Sequence[tuple[str, str]], tool: str) -> Decision:
+    repo = _repository(cwd)
+    if isinstance(repo, Decision):
+        return repo
+    location, cfg = repo
+    findings, plan = judge_paths(location, cfg, cwd, paths)
+    if not findings:
+        shown = ", ".join(f"`{p}`" for p, _ in paths[:3])
+        return Decision("allow", f"harness-gate: {shown} inside the write boundary of `{plan}`")
+    return Decision("deny", deny_reason(tool, findings))
+
+
+def deny_reason(tool: str, findings: Sequence[tuple[str, str, str]]) -> str:
+    lines = [f"harness-gate denies this {tool}:"]
+    lines += [f"- `{path}`: {message}" + (f" [{code}]" if code else "") for code, path, message in findings[:_SHOWN]]
+    if len(findings) > _SHOWN:
+        lines.append(f"- and {len(findings) - _SHOWN} more")
+    codes = {code for code, _, _ in findings}
+    if codes & {"HG101", "HG102", "HG105"}:
+        lines.append(AMEND + (" A protected path needs its exact name, without wildcards." if "HG102" in codes else ""))
+    if any(code.startswith("HG3") for code in codes):
+        lines.append("Run `harness-gate verify`: it runs the plan's commands and records evidence for this tree.")
+    if codes & {"HG201", "HG202", "HG209"}:
+        lines.append(
+            "Writes need an approved, open plan of this branch, committed: `harness-gate status` says what is "
+            "missing; `harness-gate plan new` writes one, a human approves it with `harness-gate approve`."
+        )
+    return "\n".join(lines)
+
+
+def resolve(root: Path, cwd: Path, raw: str) -> tuple[list[str], str | None]:
+    """The repository-relative paths a write to `raw` lands on (as named, and where symbolic
+    links lead, when that differs), or why it lands nowhere the gate allows."""
+    if not raw or "\0" in raw:
+        return [], "not a file name"
+    joined = str(cwd / raw)
+    top, real_top = os.path.normpath(root), os.path.realpath(root)
+    lexical = os.path.normpath(joined)
+    rel = _inside(lexical, top)
+    if rel is None:
+        rel = _inside(lexical, real_top)
+    real = os.path.realpath(joined)
+    real_rel = _inside(real, real_top)
+    if rel is None and real_rel is None:
+        return [], f"outside the repository `{top}`"
+    if real_rel is None:
+        return [], f"leads through a symbolic link to `{real}`, outside the repository"
+    named = [p for p in dict.fromkeys([rel, real_rel]) if p is not None]
+    for p in named:
+        if not p:
+            return [], "the repository's top directory itself"
+        first = p.split("/", 1)[0]
+        if first.casefold() == ".git":
+            return [], "inside `.git`: git's own files (hooks, config) are never an agent's to write"
+    return named, None
+
+
+def _inside(path: str, top: str) -> str | None:
+    if path == top:
+        return ""
+    prefix = top.rstrip(os.sep) + os.sep
+    if not path.startswith(prefix):
+        return None
+    return path[len(prefix) :].replace(os.sep, "/")
+
+
+def judge_paths(
+    location: Any, cfg: Any, cwd: Path, paths: Sequence[tuple[str, str]]
+) -> tuple[list[tuple[str, str, str]], str | None]:
+    """Findings (code, path, message) for writing `paths` ((name, "A"|"M"|"D")), and the
+    plan that allows them when none blocks. The plan's rules are gate.judge_writes over the
+    index's plans, chosen as `check --staged` chooses them."""
+    from harness_gate import branches, gate, git, governance, snapshot, trust  # noqa: PLC0415
+    from harness_gate import check as check_mod  # noqa: PLC0415
+
+    root: Path = location.toplevel
+    head: str = location.head
+    out: list[tuple[str, str, str]] = []
+    changes: list[Any] = []
+    for raw, status in paths:
+        named, why = resolve(root, cwd, raw)
+        if why is not None:
+            out.append(("HG104", raw, why))
+            continue
+        for rel in named:
+            if rel == cfg.artifacts_dir or rel.startswith(cfg.artifacts_dir + "/"):
+                out.append((
+                    "", rel,
+                    f"inside the artifacts root `{cfg.artifacts_dir}/`: only harness-gate's commands write there "
+                    "(plan new, plan amend, verify, review, complete), and approvals come from a human at "
+                    "`harness-gate approve`",
+                ))  # fmt: skip
+                continue
+            on_disk = os.path.lexists(root / rel)
+            old_mode = "100644" if on_disk or status in ("M", "D") else git.NO_MODE
+            new_mode = git.NO_MODE if status == "D" else "100644"
+            zero = "0" * 40
+            changes.append(
+                git.Change(rel.encode("utf-8", "surrogateescape"), (old_mode,), new_mode, (zero,), zero, status)
+            )
+    if not changes:
+        return out, None
+    try:
+        with contextlib.ExitStack() as stack:
+            new = snapshot.from_index(root, cfg)
+            anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
+            new = check_mod._vouched(new, anchors, None)
+            others = git.merge_heads(location)
+            parents = [head, *others]
+
+            def origins() -> Any:
+                added = None
+                if not others:
+                    staged = check_mod._added(git.staged_changes(root, head))
+                    added = frozenset(snapshot.plans_in(map(gate.decode, staged), cfg.artifacts_dir))
+                return branches.locally(root, cfg, parents, frozenset(governance.present(new)), added=added)
+
+            state = gate.State(
+                "work tree", None, changes, new, lambda: [snapshot.from_commit(root, r, cfg) for r in parents],
+                first_parent=head, parent=head, load_origins=origins, load_selected=lambda: branches.selected(root),
+            )  # fmt: skip
+            found = [f for f in gate.judge_writes(state) if f.blocks]
+            out.extend((f.code, f.path, f.message) for f in found)
+            plan = None
+            if not out:
+                ids = governance.narrow(governance.candidates(new, state.origins), state.selected).ids
+                plan = ids[0] if len(ids) == 1 else ", ".join(ids)
+    finally:
+        git.discard_started()
+    return out, plan
+
+
+# -- Stop ---------------------------------------------------------------------------------------
+
+
+def on_stop(payload: dict[str, Any]) -> Decision:
+    """What the git gate would say now of the work tree's changes (every path not as HEAD
+    has it): block the stop once, so the agent fixes them; never when it already continues
+    because of a stop hook (`stop_hook_active`)."""
+    if payload.get("stop_hook_active") is True:
+        return Decision("none")
+    from harness_gate import git  # noqa: PLC0415
+
+    cwd = _cwd(payload)
+    repo = _repository(cwd)
+    if isinstance(repo, Decision):
+        return Decision("none")
+    location, cfg = repo
+    root = location.toplevel
+    paths = []
+    for xy, path in git.status_records(root):
+        if path == cfg.artifacts_dir or path.startswith(cfg.artifacts_dir + "/"):
+            continue  # harness-gate's own commands write there; `check` judges the artifacts
+        paths.append((str(root / path), "D" if "D" in xy else ("A" if xy == "??" else "M")))
+    if not paths:
+        return Decision("none")
+    findings, _ = judge_paths(location, cfg, root, paths)
+    if cfg.evidence_stages:
+        findings.extend(_stale_evidence(root))
+    if not findings:
+        return Decision("none")
+    reason = deny_reason("work tree", findings).replace(
+        "harness-gate denies this work tree:", "harness-gate: `check` would block these changes of the work tree:", 1
+    )
+    return Decision("block", reason + "\nFix them (revert the paths, or ask for an amendment) before you stop.")
+
+
+def _stale_evidence(root: Path) -> list[tuple[str, str, str]]:
+    """Evidence of the plan this branch works under that is not fresh for the work tree
+    (as `harness-gate status` reports it), when the configuration asks for evidence."""
+    from harness_gate import evidence, lifecycle, plans, snapshot, verification  # noqa: PLC0415
+    from harness_gate.errors import HarnessGateError  # noqa: PLC0415
+
+    snap = snapshot.from_worktree(root)
+    try:
+        plan_id = verification.plan_id_for(snap, None)
+    except HarnessGateError:
+        return []  # no plan, or several: the boundary findings say so
+    folder = plans.load(snap, plan_id)
+    life = lifecycle.replay(folder)
+    if life.policy is None or not life.grants_writes:
+        return []
+    tree = verification.fingerprint_worktree(root, snap.config)
+    fresh, _ = verification.state_freshness(snap, folder, life, tree)
+    return [
+        (
+            evidence.REASON_CODES.get(f.reason, ""), f"{folder.path}/evidence.jsonl",
+            f"evidence for `{f.command_id}` is {f.reason} for the work tree",
+        )
+        for f in fresh
+        if not f.fresh
+    ]  # fmt: skip
+
+
+def main(runtime: str, stdin: IO[bytes] | None = None) -> int:
+    """Answer one payload on the process's own streams; the exit code."""
+    import sys  # noqa: PLC0415
+
+    code, out, err = run(runtime, stdin if stdin is not None else sys.stdin.buffer)
+    with contextlib.suppress(OSError):
+        sys.stdout.write(out)
+        sys.stdout.flush()
+        sys.stderr.write(err)
+        sys.stderr.flush()
+    return code

@@ -1,0 +1,441 @@
+"""`harness-gate agent-hook`: Claude Code and Codex payloads judged by the gate's own rules,
+through the real command, in real repositories (docs/agents.md)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness_gate import agent
+from harness_gate.cli import cli
+from tests.adversarial.util import commit, setup_gated
+from tests.helpers import Repo, completion_md
+
+PROJECT = Path(__file__).resolve().parents[1]
+WIDE = ("src/**", ".github/**", ".claude/**", ".codex/**", "*.md", "*.toml", "*/*.md")
+
+
+def hook(repo: Repo, payload: Any, runtime: str = "claude", *, raw: bytes | None = None) -> tuple[int, Any, str]:
+    """The real command as a subprocess: (exit code, stdout JSON or None, stderr)."""
+    data = raw if raw is not None else json.dumps(payload).encode()
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness_gate", "agent-hook", "--runtime", runtime],
+        cwd=repo.path,
+        input=data,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+        check=False,
+        timeout=60,
+    )
+    out = proc.stdout.decode()
+    assert "Traceback" not in out + proc.stderr.decode()
+    return proc.returncode, json.loads(out) if out.strip() else None, proc.stderr.decode()
+
+
+def pre(repo: Repo, tool: str, tool_input: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "session_id": "s1", "transcript_path": "/dev/null", "cwd": str(repo.path), "hook_event_name": "PreToolUse",
+        "tool_name": tool, "tool_input": tool_input, **extra,
+    }  # fmt: skip
+
+
+def decision(repo: Repo, tool: str, tool_input: dict[str, Any], runtime: str = "claude") -> tuple[str, str]:
+    code, out, _ = hook(repo, pre(repo, tool, tool_input), runtime)
+    if out is None:  # allowed: no answer, the runtime's own permissions apply
+        assert code == 0
+        return "allow", ""
+    spec = out["hookSpecificOutput"]
+    assert spec["hookEventName"] == "PreToolUse"
+    assert code == (2 if runtime == "codex" and spec["permissionDecision"] == "deny" else 0)
+    return spec["permissionDecision"], spec["permissionDecisionReason"]
+
+
+def in_process(repo: Repo, payload: Any, runtime: str = "claude") -> tuple[int, str, str]:
+    return agent.run(runtime, io.BytesIO(json.dumps(payload).encode()))
+
+
+def kind(repo: Repo, payload: dict[str, Any], runtime: str = "claude") -> str:
+    _code, out, _ = in_process(repo, payload, runtime)
+    return str(json.loads(out)["hookSpecificOutput"]["permissionDecision"]) if out else "allow"
+
+
+@pytest.fixture
+def gated(repo: Repo) -> Repo:
+    return setup_gated(repo)
+
+
+def patch(*body: str) -> str:
+    return "\n".join(["*** Begin Patch", *body, "*** End Patch"]) + "\n"
+
+
+# -- Claude Code: Write, Edit, MultiEdit, NotebookEdit ------------------------------------------
+
+
+def test_write_inside_the_boundary_is_allowed(gated: Repo) -> None:
+    assert decision(gated, "Write", {"file_path": str(gated.path / "src/new.py"), "content": "x"}) == ("allow", "")
+    _, out, _ = in_process(gated, pre(gated, "Write", {"file_path": "src/new.py"}))
+    assert out == ""  # never "allow": that would skip the runtime's own permission prompts
+
+
+def test_write_outside_the_boundary_is_denied_with_what_to_do(gated: Repo) -> None:
+    verdict, reason = decision(gated, "Write", {"file_path": str(gated.path / "other.py"), "content": "x"})
+    assert verdict == "deny"
+    assert "other.py" in reason and "p1" in reason and "src/**" in reason
+    assert "harness-gate plan amend --add-boundary" in reason and "harness-gate approve" in reason
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("Edit", {"file_path": "src/a.py", "old_string": "a", "new_string": "b"}),
+        ("MultiEdit", {"file_path": "src/a.py", "edits": [{"old_string": "a", "new_string": "b"}]}),
+        ("NotebookEdit", {"notebook_path": "src/n.ipynb", "new_source": "x"}),
+    ],
+)
+def test_each_tool_relative_paths_allowed_inside(gated: Repo, tool: str, tool_input: dict[str, Any]) -> None:
+    assert kind(gated, pre(gated, tool, tool_input)) == "allow"
+    outside = {**tool_input, next(iter(tool_input)): "secret/x"}
+    assert kind(gated, pre(gated, tool, outside)) == "deny"
+
+
+def test_relative_to_the_payloads_cwd(gated: Repo) -> None:
+    payload = pre(gated, "Write", {"file_path": "b.py", "content": "x"})
+    payload["cwd"] = str(gated.path / "src")
+    assert kind(gated, payload) == "allow"
+    payload["tool_input"] = {"file_path": "../other.py", "content": "x"}
+    assert kind(gated, payload) == "deny"
+
+
+def test_dotdot_leaving_the_repository_is_denied(gated: Repo) -> None:
+    verdict, reason = decision(gated, "Write", {"file_path": "src/../../elsewhere.py", "content": "x"})
+    assert verdict == "deny"
+    assert "outside the repository" in reason
+
+
+def test_another_repositorys_path_is_denied(gated: Repo, tmp_path: Path) -> None:
+    other = tmp_path / "other-repo"
+    other.mkdir()
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    verdict, reason = decision(gated, "Write", {"file_path": str(other / "src/x.py"), "content": "x"})
+    assert verdict == "deny"
+    assert "outside the repository" in reason
+
+
+def test_a_path_through_a_symlink_leading_out_is_denied(gated: Repo, tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (gated.path / "src/door").symlink_to(tmp_path / "out")
+    verdict, reason = decision(gated, "Write", {"file_path": str(gated.path / "src/door/x.py"), "content": "x"})
+    assert verdict == "deny"
+    assert "symbolic link" in reason
+
+
+def test_a_path_through_a_symlink_inside_is_judged_where_it_lands(gated: Repo) -> None:
+    (gated.path / "src/door").symlink_to("../secret")
+    verdict, reason = decision(gated, "Write", {"file_path": "src/door/x", "content": "x"})
+    assert verdict == "deny"
+    assert "secret/x" in reason
+
+
+@pytest.mark.parametrize(
+    "path", [".github/workflows/ci.yml", ".harness-gate.toml", ".claude/settings.json", "AGENTS.md", "src/CLAUDE.md",
+             ".codex/hooks.json", ".Claude/Settings.json"],
+)  # fmt: skip
+def test_protected_paths_are_denied_even_inside_a_wide_boundary(repo: Repo, path: str) -> None:
+    setup_gated(repo, boundary=WIDE)
+    verdict, reason = decision(repo, "Write", {"file_path": path, "content": "{}"})
+    assert verdict == "deny", reason
+    assert path in reason
+
+
+def test_the_agent_cannot_edit_its_own_hook_settings(gated: Repo) -> None:
+    assert gated.cli("init", "--agent", "claude").exit_code == 0
+    commit(gated, "agent hook")
+    edit = {"file_path": str(gated.path / ".claude/settings.json"), "old_string": "agent-hook", "new_string": "true"}
+    verdict, reason = decision(gated, "Edit", edit)
+    assert verdict == "deny"
+    assert "protected" in reason
+
+
+def test_the_artifacts_root_is_denied(gated: Repo) -> None:
+    for rel in ("harness/plans/p1/approvals.jsonl", "harness/plans/p1/plan.md", "harness/allowed_signers"):
+        verdict, reason = decision(gated, "Write", {"file_path": rel, "content": "x"})
+        assert verdict == "deny", rel
+        assert "harness-gate approve" in reason
+
+
+def test_dot_git_is_denied(repo: Repo) -> None:
+    setup_gated(repo, boundary=WIDE)
+    verdict, reason = decision(repo, "Write", {"file_path": ".git/hooks/pre-commit", "content": "exit 0"})
+    assert verdict == "deny"
+    assert ".git" in reason
+
+
+# -- Codex: apply_patch ---------------------------------------------------------------------------
+
+
+def test_codex_patch_add_update_delete_inside_is_allowed(gated: Repo) -> None:
+    text = patch("*** Add File: src/b.py", "+b = 2", "*** Update File: src/a.py", "@@", "-a = 1", "+a = 2",
+                 "*** Delete File: src/a.py")  # fmt: skip
+    assert decision(gated, "apply_patch", {"input": text}, "codex")[0] == "allow"
+    assert decision(gated, "apply_patch", {"command": ["apply_patch", text]}, "codex")[0] == "allow"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [("*** Add File: other2.py", "+x"), ("*** Update File: other.py", "@@", "-x = 1", "+x = 2"),
+     ("*** Delete File: secret/x",)],
+    ids=["add", "update", "delete"],
+)  # fmt: skip
+def test_codex_patch_outside_is_denied_with_exit_2(gated: Repo, body: tuple[str, ...]) -> None:
+    code, out, err = hook(gated, pre(gated, "apply_patch", {"input": patch(*body)}), "codex")
+    assert code == 2
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "outside the write boundary" in err
+
+
+def test_codex_move_judges_both_sides(gated: Repo) -> None:
+    out_of = patch("*** Update File: src/a.py", "*** Move to: other3.py", "@@", "-a = 1", "+a = 2")
+    verdict, reason = decision(gated, "apply_patch", {"input": out_of}, "codex")
+    assert verdict == "deny"
+    assert "other3.py" in reason
+    into = patch("*** Update File: other.py", "*** Move to: src/other.py", "@@", "-x = 1", "+x = 2")
+    verdict, reason = decision(gated, "apply_patch", {"input": into}, "codex")
+    assert verdict == "deny"
+    assert "deleted outside" in reason
+    inside = patch("*** Update File: src/a.py", "*** Move to: src/c.py", "@@", "-a = 1", "+a = 2")
+    assert decision(gated, "apply_patch", {"input": inside}, "codex")[0] == "allow"
+
+
+@pytest.mark.parametrize(
+    "tool_input",
+    [{}, {"input": "not a patch"}, {"input": patch()}, {"input": patch("*** Frobnicate File: x")},
+     {"command": []}, {"input": patch("*** Move to: src/x")}],
+)  # fmt: skip
+def test_codex_malformed_patches_are_denied(gated: Repo, tool_input: dict[str, Any]) -> None:
+    assert kind(gated, pre(gated, "apply_patch", tool_input), "codex") == "deny"
+
+
+# -- fail closed ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"", b"{", b"[]", b"\xff\xfe", b'{"hook_event_name": "PreToolUse"}',
+     b'{"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {}}',
+     b'{"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"file_path": 3}}',
+     b'{"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"file_path": "a"}, "cwd": 1}'],
+)  # fmt: skip
+@pytest.mark.parametrize("runtime", ["claude", "codex"])
+def test_malformed_payloads_are_denied(gated: Repo, raw: bytes, runtime: str) -> None:
+    code, out, _err = hook(gated, None, runtime, raw=raw)
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert code == (2 if runtime == "codex" else 0)
+    assert "harness-gate" in out["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_an_oversized_payload_is_denied(gated: Repo) -> None:
+    payload = pre(gated, "Write", {"file_path": "src/x.py", "content": "x" * (agent.MAX_PAYLOAD + 10)})
+    _code, out, _ = hook(gated, payload)
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "larger than" in out["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_an_unknown_writing_tool_is_denied_and_read_only_tools_pass(gated: Repo) -> None:
+    assert kind(gated, pre(gated, "mcp__fs__write_file", {"path": "src/x"})) == "deny"
+    assert kind(gated, pre(gated, "Read", {"file_path": "other.py"})) == "allow"
+    assert kind(gated, pre(gated, "Grep", {"pattern": "x"})) == "allow"
+
+
+def test_an_internal_error_denies_without_a_traceback(gated: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(agent, "judge_paths", broken)
+    code, out, _err = in_process(gated, pre(gated, "Write", {"file_path": "src/x.py"}))
+    spec = json.loads(out)["hookSpecificOutput"]
+    assert (code, spec["permissionDecision"]) == (0, "deny")
+    assert "RuntimeError: boom" in spec["permissionDecisionReason"]
+
+
+def test_outside_a_repository_is_denied(tmp_path: Path) -> None:
+    payload = {"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"file_path": "x"},
+               "cwd": str(tmp_path)}  # fmt: skip
+    _code, out, _ = agent.run("claude", io.BytesIO(json.dumps(payload).encode()))
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+# -- shell ------------------------------------------------------------------------------------------
+
+
+def test_shell_is_allowed_and_asks_when_it_names_a_protected_path(gated: Repo) -> None:
+    assert decision(gated, "Bash", {"command": "pytest -q"})[0] == "allow"
+    verdict, reason = decision(gated, "Bash", {"command": "echo {} > .claude/settings.json"})
+    assert verdict == "ask"
+    assert ".claude/settings.json" in reason
+    assert decision(gated, "shell", {"command": ["bash", "-lc", "cat harness/plans/p1/plan.md"]}, "codex")[0] == "ask"
+    assert decision(gated, "Bash", {"command": "harness-gate status"})[0] == "allow"
+
+
+# -- which plan governs -------------------------------------------------------------------------------
+
+
+def test_no_plan_is_denied(repo: Repo) -> None:
+    repo.write("src/a.py", "a = 1\n")
+    commit(repo, "init")
+    assert repo.cli("init").exit_code == 0
+    commit(repo, "adopt")
+    verdict, reason = decision(repo, "Write", {"file_path": "src/a.py", "content": "x"})
+    assert verdict == "deny"
+    assert "no plan yet" in reason
+
+
+def test_an_unapproved_plan_is_denied(repo: Repo) -> None:
+    repo.write("src/a.py", "a = 1\n")
+    commit(repo, "init")
+    assert repo.cli("init").exit_code == 0
+    commit(repo, "adopt")
+    repo.new_plan("p1")
+    commit(repo, "plan")
+    verdict, reason = decision(repo, "Write", {"file_path": "src/a.py", "content": "x"})
+    assert verdict == "deny"
+    assert "not approved" in reason and "harness-gate approve" in reason
+
+
+def test_a_completed_plan_is_denied(gated: Repo) -> None:
+    from tests.helpers import plan_sha
+
+    folder = "harness/plans/p1"
+    gated.write(f"{folder}/001-completion.md", completion_md(gated, folder, plan_sha(gated, folder), None,
+                                                             outcome="cancelled"))  # fmt: skip
+    commit(gated, "cancel")
+    verdict, reason = decision(gated, "Write", {"file_path": "src/a.py", "content": "x"})
+    assert verdict == "deny"
+    assert "p1" in reason
+
+
+def test_another_branchs_plan_governs_nothing_here(repo: Repo) -> None:
+    repo.write("src/a.py", "a = 1\n")
+    commit(repo, "init")
+    assert repo.cli("init").exit_code == 0
+    commit(repo, "adopt")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.new_plan("p1")
+    repo.approve()
+    commit(repo, "plan p1")
+    assert decision(repo, "Write", {"file_path": "src/a.py", "content": "x"})[0] == "allow"
+    repo.git("checkout", "-q", "-b", "other", "main" if b"main" in repo.git("branch") else "master")
+    repo.git("merge", "-q", "--no-ff", "-m", "merge feature", "feature")
+    verdict, reason = decision(repo, "Write", {"file_path": "src/a.py", "content": "x"})
+    assert verdict == "deny"  # as `check --staged` decides: p1 is another branch's
+    assert "came in by merging another branch" in reason
+
+
+def test_inactive_repository_allows_everything(repo: Repo) -> None:
+    repo.write("a.py", "x\n")
+    commit(repo, "init")
+    assert decision(repo, "Write", {"file_path": ".github/workflows/x.yml", "content": "x"}) == ("allow", "")
+    assert agent.pre_tool_use(pre(repo, "Write", {"file_path": "x"})).reason.endswith("(no configuration at HEAD)")
+
+
+def test_the_click_command_answers_the_same(gated: Repo) -> None:
+    from click.testing import CliRunner
+
+    payload = json.dumps(pre(gated, "Write", {"file_path": "other.py", "content": "x"}))
+    res = CliRunner().invoke(cli, ["agent-hook", "--runtime", "claude"], input=payload)
+    assert res.exit_code == 0
+    assert json.loads(res.output)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    res = CliRunner().invoke(cli, ["agent-hook", "--runtime", "other"], input=payload)
+    assert res.exit_code == 2
+
+
+# -- Stop -----------------------------------------------------------------------------------------------
+
+
+def test_stop_blocks_once_on_changes_the_gate_would_refuse(gated: Repo) -> None:
+    stop = {"session_id": "s", "cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    assert hook(gated, stop)[:2] == (0, None)  # a clean work tree: stop
+    gated.write("other.py", "x = 2\n")
+    gated.write("src/a.py", "a = 2\n")
+    code, out, _ = hook(gated, stop)
+    assert code == 0
+    assert out["decision"] == "block"
+    assert "other.py" in out["reason"] and "src/a.py" not in out["reason"]
+    assert hook(gated, {**stop, "stop_hook_active": True})[:2] == (0, None)  # never twice
+    sub = {**stop, "hook_event_name": "SubagentStop"}
+    assert hook(gated, sub, "codex")[1]["decision"] == "block"
+
+
+def test_stop_allows_changes_inside_the_boundary(gated: Repo) -> None:
+    gated.write("src/a.py", "a = 2\n")
+    gated.write("src/new.py", "b = 2\n")
+    stop = {"cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    assert hook(gated, stop)[:2] == (0, None)
+
+
+# -- init --agent ------------------------------------------------------------------------------------
+
+
+def test_init_agent_merges_and_is_idempotent(gated: Repo) -> None:
+    gated.write(".claude/settings.json", json.dumps({"model": "x", "hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "mine"}]}]}}))  # fmt: skip
+    res = gated.cli("init", "--agent", "claude", "--agent", "codex")
+    assert res.exit_code == 0, res.output
+    first = json.loads(gated.read(".claude/settings.json"))
+    assert first["model"] == "x"
+    commands = [h["command"] for e in first["hooks"]["PreToolUse"] for h in e["hooks"]]
+    assert commands == ["mine", "harness-gate agent-hook --runtime claude"]
+    assert first["hooks"]["Stop"][0]["hooks"][0]["command"] == "harness-gate agent-hook --runtime claude"
+    assert "SubagentStop" in first["hooks"]
+    codex = json.loads(gated.read(".codex/hooks.json"))
+    assert codex["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "harness-gate agent-hook --runtime codex"
+    assert gated.cli("init", "--agent", "claude", "--agent", "codex").exit_code == 0
+    assert json.loads(gated.read(".claude/settings.json")) == first
+
+
+def test_init_agent_refuses_a_file_that_is_not_json(gated: Repo) -> None:
+    gated.write(".claude/settings.json", "{not json")
+    res = gated.cli("init", "--agent", "claude")
+    assert res.exit_code != 0
+    assert "not valid JSON" in res.output
+    assert gated.read(".claude/settings.json") == b"{not json"
+
+
+def test_the_hook_starts_on_the_lean_path_without_click(gated: Repo) -> None:
+    payload = json.dumps(pre(gated, "Write", {"file_path": "other.py", "content": "x"})).encode()
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "harness_gate", "agent-hook", "--runtime", "codex"],
+        cwd=gated.path, input=payload, capture_output=True, env={**os.environ, "PYTHONPATH": str(PROJECT)},
+        check=False, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line}
+    assert "harness_gate.agent" in imported
+    assert "click" not in imported and "harness_gate.cli" not in imported
+
+
+def test_stop_reports_evidence_that_is_not_fresh_once(repo: Repo) -> None:
+    setup_gated(repo, config='artifacts_dir = "harness"\nreview_stages = []\ncompletion_stages = []\n')
+    repo.write("src/a.py", "a = 2\n")
+    stop = {"cwd": str(repo.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    _, out, _ = hook(repo, stop)
+    assert out["decision"] == "block"
+    assert "evidence for `tests` is missing" in out["reason"] and "harness-gate verify" in out["reason"]
+    assert hook(repo, {**stop, "stop_hook_active": True})[1] is None
+
+
+def test_apply_patch_through_the_shell_is_judged_as_a_patch(gated: Repo) -> None:
+    outside = patch("*** Add File: other4.py", "+x")
+    heredoc = f"apply_patch <<'EOF'\n{outside}EOF\n"
+    verdict, reason = decision(gated, "shell", {"command": ["bash", "-lc", heredoc]}, "codex")
+    assert verdict == "deny"
+    assert "other4.py" in reason
+    inside = patch("*** Add File: src/ok.py", "+x")
+    assert decision(gated, "shell", {"command": ["apply_patch", inside]}, "codex")[0] == "allow"
+    assert kind(gated, pre(gated, "Bash", {"command": "echo '*** Begin Patch'"})) == "deny"
