@@ -9,6 +9,7 @@ Inputs arrive as environment variables set by action.yml (`INPUT_*`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -155,7 +156,15 @@ def main() -> int:
         report = Report("check", error=HarnessGateError("HG999", f"internal error: {type(exc).__name__}: {exc}"))
     # Written whatever the outcome: an error too is a valid log (executionSuccessful false),
     # so the job that uploads it never finds the file missing.
-    github.write_outputs(report, sarif=_input("sarif", "false").lower() == "true")
+    sarif = _input("sarif", "false").lower() == "true"
+    try:
+        github.write_outputs(report, sarif=sarif)
+    except Exception as exc:  # a writer that fails: the step fails closed, with a reason
+        report = Report(
+            "check", error=HarnessGateError("HG999", f"cannot write the outputs: {type(exc).__name__}: {exc}")
+        )
+        with contextlib.suppress(Exception):
+            github.write_outputs(report, sarif=sarif)
     sys.stdout.write(github.final_line(report))
     return report.exit_code
 

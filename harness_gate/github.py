@@ -81,7 +81,10 @@ def write_annotations(report: Report, stream: TextIO) -> None:
 
 def _cell(text: str) -> str:
     cleaned = str(clean(text)).replace("\r", " ").replace("\n", " ")
-    return html.escape(cleaned, quote=False).replace("|", "&#124;").replace("[", "&#91;").replace("@", "&#64;")
+    # Markdown decodes references before GitHub finds `@team` mentions and `#123`
+    # references: a zero-width space after `@` and `#` keeps them inert.
+    escaped = html.escape(cleaned, quote=False).replace("#", "&#35;&#8203;").replace("@", "&#64;&#8203;")
+    return escaped.replace("|", "&#124;").replace("[", "&#91;")
 
 
 def summary(report: Report) -> str:

@@ -22,6 +22,9 @@ UNSIGNED = "unsigned records count (require_signed_approvals is off)"
 NOT_CHECKED = "signatures not checked here (`check` verifies them)"
 # Past this many commits the list is folded the same way, but rows beyond it are counted only.
 COMMITS_SHOWN = 200
+# Findings shown in a table: a pull request comment holds 65,536 characters and a step
+# summary 1 MiB; past this many, the rest are counted (the JSON report has them all).
+FINDINGS_SHOWN = 100
 
 # Markdown and HTML punctuation, written as character references: the text shows as it is
 # and none of it is markup: no tag, table cell, link or image (`[`, `]`), emphasis, code,
@@ -30,10 +33,15 @@ _ESCAPES = {c: f"&#{ord(c)};" for c in "|[]!@#*_~`\\<>&$"}
 _AUTOLINK = re.compile(r"(?i)(www)\.|:(//)")
 
 
+# Markdown decodes character references before GitHub looks for `@team` mentions and
+# `#123` references: a zero-width space after `@` and `#` is what keeps them inert.
+_INERT = {"@": "&#64;&#8203;", "#": "&#35;&#8203;"}
+
+
 def text(value: object) -> str:
     """Any attacker-controlled text as one line of inert Markdown."""
     cleaned = re.sub(r"[\r\n\t\v\f]+", " ", str(clean(str(value))))
-    cleaned = "".join(_ESCAPES.get(c, c) for c in safe(cleaned))  # control bytes shown as \xNN
+    cleaned = "".join(_INERT.get(c) or _ESCAPES.get(c, c) for c in safe(cleaned))  # control bytes shown as \xNN
     return _AUTOLINK.sub(lambda m: f"{m.group(1)}&#46;" if m.group(1) else "&#58;//", cleaned)
 
 
@@ -291,15 +299,20 @@ def findings_markdown(findings: Sequence[Finding]) -> list[str]:
         return []
     out = [f"<details open><summary>Findings ({len(findings)})</summary>", "",
            "| code | path | line | message | how to fix |", "|---|---|---|---|---|"]  # fmt: skip
-    for f in ordered(tuple(findings)):
+    shown = ordered(tuple(findings))[:FINDINGS_SHOWN]
+    for f in shown:
         out.append(f"| {text(f.code)} | {code(f.path)} | {f.line or ''} | {text(f.message)} | {text(f.hint)} |")
+    if len(findings) > len(shown):
+        out.append(f"| | | | {len(findings) - len(shown)} more: the JSON report lists every finding | |")
     return [*out, "", "</details>", ""]
 
 
 def render(report: Report) -> str:
     """The whole report for a pull request comment (`gh pr comment --body-file FILE`)."""
-    icon = {"pass": "✅", "blocked": "❌", "error": "⚠️"}[report.result]
-    lines = [f"## {icon} harness-gate {text(report.command)}: {report.result}", "", header(report), ""]
+    # `status --base` reports what check would say as warnings: its headline is that verdict.
+    result = str(report.data.get("check_result") or report.result)
+    icon = {"pass": "✅", "blocked": "❌", "error": "⚠️"}.get(result, "⚠️")
+    lines = [f"## {icon} harness-gate {text(report.command)}: {text(result)}", "", header(report), ""]
     if report.error is not None:
         lines += [f"**{text(report.error.code)}**: {text(report.error.message)}", "", text(report.error.hint), ""]
     lines += body(report)

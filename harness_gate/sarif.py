@@ -77,7 +77,8 @@ def normalised(message: str) -> str:
 def fingerprint(code: str, path: str, message: str) -> str:
     """sha256 of the rule, the path's exact bytes and the normalised message (no line:
     records appended above a line move it, and it is the same problem)."""
-    raw = b"\0".join((code.encode(), path.encode("utf-8", "surrogateescape"), normalised(message).encode()))
+    raw = b"\0".join((code.encode(), path.encode("utf-8", "surrogateescape"),
+                      normalised(message).encode("utf-8", "surrogateescape")))  # fmt: skip
     return hashlib.sha256(raw).hexdigest()[:32]
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from harness_gate import prview
+from harness_gate import github, prview
 from tests.github_runner import run_action
 from tests.helpers import Repo
 
@@ -91,7 +91,7 @@ def test_a_blocked_pull_request_summary_shows_the_plan_and_each_commit(repo: Rep
     assert "True" not in summary.split("### Plan")[0] and "active:" not in summary
     # The plan: objective (escaped), boundary, commands with their evidence, approval, review.
     assert "### Plan <code>p1</code> (reviewing)" in summary
-    assert "**Objective**: Ship &#60;script&#62;alert(1)&#60;/script&#62; for &#64;org/team" in summary
+    assert "**Objective**: Ship &#60;script&#62;alert(1)&#60;/script&#62; for &#64;&#8203;org/team" in summary
     assert "**Write boundary**: <code>src/&#42;&#42;</code>" in summary
     record = approval(repo)
     assert record["approver"].split("<")[0].strip() in summary
@@ -112,7 +112,7 @@ def test_a_blocked_pull_request_summary_shows_the_plan_and_each_commit(repo: Rep
     sneak = sha(repo, "feature")[:12]
     row = next(line for line in summary.splitlines() if line.startswith(f"| <code>{sneak}</code>"))
     assert "❌ blocked" in row and "HG101" in row
-    assert "Sneak &#64;org/team &#60;b&#62;out&#60;/b&#62; &#124; of bounds" in row
+    assert "Sneak &#64;&#8203;org/team &#60;b&#62;out&#60;/b&#62; &#124; of bounds" in row
     assert f"| <code>{sha(repo, 'feature~2')[:12]}</code> | Plan: p1 | ✅ pass | - |" in summary
     assert_inert(summary)
     # The same facts travel in the JSON report.
@@ -204,3 +204,23 @@ def test_text_is_inert(hostile: str) -> None:
         assert raw not in out
     assert "www." not in out and "://" not in out
     assert all(c.isprintable() for c in out)
+
+
+def test_a_rendered_mention_or_reference_stays_inert() -> None:
+    """Markdown decodes `&#64;` back to `@` before GitHub looks for mentions: what the
+    rendering yields must not hold `@team` or `#12` as GitHub would link them."""
+    import html
+
+    for out in (prview.text("ping @org/team and #12"), github._cell("ping @org/team and #12")):
+        rendered = html.unescape(out)
+        assert "@org" not in rendered and "#12" not in rendered
+        assert "@\u200borg/team" in rendered and "#\u200b12" in rendered
+
+
+def test_long_finding_lists_are_counted_past_the_table() -> None:
+    from harness_gate.findings import finding
+
+    found = [finding("HG101", f"x{i}.py", "outside") for i in range(prview.FINDINGS_SHOWN + 5)]
+    lines = prview.findings_markdown(found)
+    assert sum(1 for line in lines if line.startswith("| HG101")) == prview.FINDINGS_SHOWN
+    assert any("5 more: the JSON report lists every finding" in line for line in lines)

@@ -507,3 +507,10 @@ def test_the_action_writes_a_failed_invocation_when_it_cannot_decide(blocked: Re
     assert invocation["executionSuccessful"] is False
     assert invocation["toolExecutionNotifications"][0]["associatedRule"]["id"] == "HG904"
     assert [r["ruleId"] for r in results(log)] == ["HG904"]
+
+
+def test_a_name_that_is_not_utf8_has_a_fingerprint() -> None:
+    """A plan id of undecodable bytes reaches the message as a surrogate: no exception."""
+    name = b"harness/plans/p\xff/plan.md".decode("utf-8", "surrogateescape")
+    first = sarif.fingerprint("HG206", name, f"`{name}` is not a valid plan id")
+    assert first == sarif.fingerprint("HG206", name, f"`{name}` is not a valid plan id")
