@@ -77,6 +77,23 @@ def plan_view(
             "sha256": newest.sha256,
             "signed": signed,
         }
+    # An accepted amendment is the policy now: its objective, and who approved it.
+    amendment: dict[str, Any] | None = None
+    current = next(
+        (e for e in folder.entries
+         if e.artifact is not None and life.amendment_sha256 and e.artifact.sha256 == life.amendment_sha256),
+        None,
+    )  # fmt: skip
+    if current is not None and current.artifact is not None:
+        objective = current.artifact.value("Objective") or objective
+        records = [a for a in folder.approvals if a.artifact == current.name]
+        newest_amendment = max(records, key=lambda a: a.seq) if records else None
+        amendment = {
+            "artifact": current.name,
+            "sha256": current.artifact.sha256,
+            "approver": newest_amendment.approver if newest_amendment else None,
+            "approved_at": newest_amendment.approved_at if newest_amendment else None,
+        }
     fresh, _ = verification.state_freshness(snap, folder, life, tree)
     evidence = [
         {
@@ -99,6 +116,7 @@ def plan_view(
         "boundary": list(policy.boundary) if policy else [],
         "commands": commands,
         "approval": approval,
+        "amendment": amendment,
         "tree": tree,
         "evidence": evidence,
         "review": _review(folder),
@@ -214,6 +232,15 @@ def plan_markdown(p: Mapping[str, Any]) -> list[str]:
     boundary = ", ".join(code(b) for b in p["boundary"]) or "none"
     out += [f"**Write boundary**: {boundary}", ""]
     out += [f"**Approval**: {_approval(p.get('approval'))}", ""]
+    amended = p.get("amendment")
+    if amended:
+        who = (
+            f"approved by {text(amended['approver'])} at {text(amended['approved_at'])}, "
+            if amended["approver"]
+            else ""
+        )
+        out += [f"**Amended by** {code(amended['artifact'])}: {who}sha256 {code(amended['sha256'])} "
+                "(the objective, boundary and commands above are the amended ones)", ""]  # fmt: skip
     out.append(f"**Repairs**: {int(p['repairs']['used'])} of {int(p['repairs']['budget'])}")
     out.append("")
     if p["commands"]:

@@ -224,3 +224,19 @@ def test_long_finding_lists_are_counted_past_the_table() -> None:
     lines = prview.findings_markdown(found)
     assert sum(1 for line in lines if line.startswith("| HG101")) == prview.FINDINGS_SHOWN
     assert any("5 more: the JSON report lists every finding" in line for line in lines)
+
+
+def test_an_accepted_amendment_is_what_the_view_shows(repo: Repo) -> None:
+    """The objective and boundary are the amendment's, and the view names it and its approver."""
+    start(repo, objective="The first objective")
+    res = repo.cli("plan", "amend", "--objective", "The amended objective", "--add-boundary", "docs/**")
+    assert res.exit_code == 0, res.output
+    repo.approve("harness/plans/p1/001-amendment.md")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "Amend p1")
+    out = repo.cli("status", "--format", "markdown").output
+    assert "**Objective**: The amended objective" in out
+    assert "<code>docs/&#42;&#42;</code>" in out
+    assert "**Amended by** <code>001-amendment.md</code>: approved by " in out
+    doc = json.loads(repo.cli("status", "--format", "json").output)
+    assert doc["schema"] == "harness-gate.report/v2"
