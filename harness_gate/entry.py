@@ -275,12 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from harness_gate import agent  # noqa: PLC0415
 
         code = agent.main(runtime)
-        if argv is not None:
-            return code
-        with contextlib.suppress(OSError):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code)
+        return code if argv is not None else _exit_now(code)
     options = check_options(args)
     files = lint_files(args) if options is None else None
     if options is None and files is None:
@@ -310,11 +305,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = 130
     finally:
         gc.set_threshold(*thresholds)
-    if argv is not None:
-        return code
-    # The process's own command line: the verdict is out, and every file, thread and
-    # child is closed. Exit now rather than free every object one by one (~10 ms on a
-    # change of 10k paths).
+    return code if argv is not None else _exit_now(code)
+
+
+def _exit_now(code: int) -> NoReturn:
+    """The process's own command line: the verdict is out, and every file, thread and
+    child is closed. Exit now rather than free every object one by one (~10 ms on a
+    change of 10k paths)."""
     with contextlib.suppress(OSError):
         sys.stdout.flush()
         sys.stderr.flush()
