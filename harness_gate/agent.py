@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +87,9 @@ def _answer(runtime: str, stdin: IO[bytes]) -> tuple[int, str, str]:
         if event in ("Stop", "SubagentStop"):
             return stop_answer(on_stop(payload))
         if event != "PreToolUse":
+            if "tool_name" in payload or "tool_input" in payload:
+                # A tool call under an event name this hook does not know: never a silent pass.
+                raise Malformed(f"a tool call under the unknown event `{event[:40]}`")
             return 0, "", ""  # an event this hook does not judge: no opinion
         decision = pre_tool_use(payload)
     except Malformed as exc:
@@ -162,6 +166,15 @@ def pre_tool_use(payload: dict[str, Any]) -> Decision:
     )
 
 
+def _project() -> Path:
+    """The repository the hook guards: the project's (Claude Code names it in
+    CLAUDE_PROJECT_DIR; a runtime starts its hooks there), never the payload's `cwd`, which
+    follows the agent's `cd` (into a repository of its own making, say) and only says
+    where relative names start."""
+    named = os.environ.get("CLAUDE_PROJECT_DIR")
+    return Path(named) if named else Path.cwd()
+
+
 def _cwd(payload: dict[str, Any]) -> Path:
     cwd = payload.get("cwd")
     if cwd is None:
@@ -189,7 +202,7 @@ def patch_paths(text: str) -> list[tuple[str, str]]:
     if not lines or lines[0].strip() != "*** Begin Patch" or lines[-1].strip() != "*** End Patch":
         raise Malformed("the patch does not run from `*** Begin Patch` to `*** End Patch`")
     out: list[tuple[str, str]] = []
-    for line in lines[1:-1]:
+    for line in (raw.lstrip() for raw in lines[1:-1]):  # the runtime trims padding: so does this
         for prefix, status in _PATCH_LINES:
             if line.startswith(prefix):
                 path = line[len(prefix) :].strip()
@@ -221,12 +234,21 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
         raise Malformed("the shell call carries no `command`")
     start = text.find("*** Begin Patch")
     if start >= 0:
-        # `apply_patch` run through the shell (Codex does): the patch is judged as one.
+        # `apply_patch` run through the shell (Codex does): judged as the patch, only when
+        # the command is that one patch and nothing else; where it applies must be plain.
         end = text.find("*** End Patch", start)
         if end < 0:
             raise Malformed("the command holds `*** Begin Patch` without `*** End Patch`")
+        rest = text[:start] + text[end + len("*** End Patch") :]
+        if text.count("*** Begin Patch") > 1 or tool_input.get("workdir") not in (None, "", "."):
+            raise Malformed("a shell command with several patches, or a patch applied in another directory")
+        if re.search(
+            r"[;&|`$()<>]|\bcd\b",
+            re.sub(r"<<-?\s*'?EOF'?|^\s*EOF\s*$", "", rest, flags=re.M).replace("apply_patch", ""),
+        ):
+            raise Malformed("a shell command that does more than apply one patch cannot be judged by its text")
         return judge(cwd, patch_paths(text[start : end + len("*** End Patch")]), "apply_patch")
-    repo = _repository(cwd)
+    repo = _repository(_project())
     if isinstance(repo, Decision):
         return repo
     from harness_gate import gate  # noqa: PLC0415
@@ -267,7 +289,7 @@ def _repository(cwd: Path) -> tuple[Any, Any] | Decision:
 
 
 def judge(cwd: Path, paths: Sequence[tuple[str, str]], tool: str) -> Decision:
-    repo = _repository(cwd)
+    repo = _repository(_project())
     if isinstance(repo, Decision):
         return repo
     location, cfg = repo
@@ -323,6 +345,17 @@ def resolve(root: Path, cwd: Path, raw: str) -> tuple[list[str], str | None]:
     return named, None
 
 
+def _nested_repository(root: Path, rel: str) -> str | None:
+    """The directory on the way to `rel` that holds a `.git` of its own (another work tree,
+    which this repository's gate does not judge), or None."""
+    parts = rel.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        here = "/".join(parts[:i])
+        if any(p.casefold() == ".git" for p in parts[:i]) or os.path.lexists(root / here / ".git"):
+            return here
+    return None
+
+
 def _inside(path: str, top: str) -> str | None:
     if path == top:
         return ""
@@ -351,6 +384,10 @@ def judge_paths(
             out.append(("HG104", raw, why))
             continue
         for rel in named:
+            nested = _nested_repository(root, rel)
+            if nested is not None:
+                out.append(("HG104", rel, f"inside `{nested}`, a repository of its own nested in this one"))
+                continue
             if rel == cfg.artifacts_dir or rel.startswith(cfg.artifacts_dir + "/"):
                 out.append((
                     "", rel,
@@ -409,8 +446,7 @@ def on_stop(payload: dict[str, Any]) -> Decision:
         return Decision("none")
     from harness_gate import git  # noqa: PLC0415
 
-    cwd = _cwd(payload)
-    repo = _repository(cwd)
+    repo = _repository(_project())
     if isinstance(repo, Decision):
         return Decision("none")
     location, cfg = repo

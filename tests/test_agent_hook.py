@@ -264,7 +264,8 @@ def test_an_internal_error_denies_without_a_traceback(gated: Repo, monkeypatch: 
     assert "RuntimeError: boom" in spec["permissionDecisionReason"]
 
 
-def test_outside_a_repository_is_denied(tmp_path: Path) -> None:
+def test_outside_a_repository_is_denied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
     payload = {"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"file_path": "x"},
                "cwd": str(tmp_path)}  # fmt: skip
     _code, out, _ = agent.run("claude", io.BytesIO(json.dumps(payload).encode()))
@@ -439,3 +440,63 @@ def test_apply_patch_through_the_shell_is_judged_as_a_patch(gated: Repo) -> None
     inside = patch("*** Add File: src/ok.py", "+x")
     assert decision(gated, "shell", {"command": ["apply_patch", inside]}, "codex")[0] == "allow"
     assert kind(gated, pre(gated, "Bash", {"command": "echo '*** Begin Patch'"})) == "deny"
+
+
+# -- a review's bypasses ------------------------------------------------------------------------
+
+
+def test_a_cwd_in_another_repository_does_not_switch_the_gate_off(repo: Repo, tmp_path: Path) -> None:
+    """The payload's `cwd` follows the agent's `cd`: into a repository it made inside this
+    one, or another one. The guarded repository is the project's, where the hook starts."""
+    setup_gated(repo, boundary=WIDE)
+    subprocess.run(["git", "init", "-q", str(repo.path / "src/sub")], check=True)
+    other = tmp_path / "other"
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    for cwd, target in (
+        (repo.path / "src/sub", "../../.harness-gate.toml"),
+        (repo.path / "src/sub", "../../harness/plans/p1/approvals.jsonl"),
+        (other, str(repo.path / ".github/workflows/evil.yml")),
+        (repo.path / "src/sub", "x.py"),  # inside the nested repository: not this gate's to allow
+    ):
+        payload = {**pre(repo, "Write", {"file_path": target}), "cwd": str(cwd)}
+        _code, out, _ = hook(repo, payload)
+        assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny", (cwd, target)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [
+            "bash",
+            "-lc",
+            "apply_patch <<EOF\n" + patch("*** Add File: src/x.py", "+x") + "EOF\n"
+            "apply_patch <<EOF\n" + patch("*** Add File: .harness-gate.toml", "+x") + "EOF",
+        ],
+        [
+            "bash",
+            "-lc",
+            "apply_patch <<EOF\n" + patch("*** Add File: src/x.py", "+x") + "EOF\necho pwned > .harness-gate.toml",
+        ],
+        ["bash", "-lc", "cd .github && apply_patch <<'EOF'\n" + patch("*** Add File: src/x.yml", "+x") + "EOF"],
+    ],
+    ids=["two-patches", "patch-then-more", "cd-first"],
+)
+def test_a_shell_patch_that_is_not_alone_is_denied(gated: Repo, command: list[str]) -> None:
+    assert decision(gated, "shell", {"command": command}, "codex")[0] == "deny"
+
+
+def test_a_shell_patch_in_another_workdir_is_denied(gated: Repo) -> None:
+    command = ["apply_patch", patch("*** Add File: src/x.py", "+x")]
+    assert decision(gated, "shell", {"command": command}, "codex")[0] == "allow"
+    assert decision(gated, "shell", {"command": command, "workdir": ".github"}, "codex")[0] == "deny"
+
+
+def test_a_padded_patch_header_is_judged(gated: Repo) -> None:
+    text = patch("*** Add File: src/ok.py", "+x", "  *** Add File: .harness-gate.toml", "+evil")
+    assert decision(gated, "apply_patch", {"input": text}, "codex")[0] == "deny"
+
+
+def test_a_tool_call_under_an_unknown_event_is_denied(gated: Repo) -> None:
+    payload = {**pre(gated, "Write", {"file_path": ".harness-gate.toml"}), "hook_event_name": "preToolUse"}
+    _code, out, _ = hook(gated, payload)
+    assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
