@@ -254,10 +254,8 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
     from harness_gate import gate  # noqa: PLC0415
 
     _, cfg = repo
-    names = (
-        *gate.PROTECTED_NAMES, *gate.PROTECTED_ROOT, *gate.PROTECTED_PATHS, *gate.AGENT_FILES, *gate.AGENT_NAMES,
-        *([cfg.source] if cfg.source else []), cfg.artifacts_dir + "/",
-    )  # fmt: skip
+    # The artifacts root with its `/`: `harness-gate verify` names no artifact.
+    names = (*gate.protected_names(cfg.source), cfg.artifacts_dir + "/")
     folded = text.casefold()
     hits = [n for n in dict.fromkeys(names) if n.casefold() in folded]
     if hits:
@@ -283,7 +281,7 @@ def _repository(cwd: Path) -> tuple[Any, Any] | Decision:
     if location.head is None:
         return Decision("allow", "harness-gate: no commit yet; the adopting commit is not judged")
     cfg = check._config(location.toplevel, None, location.head)
-    if cfg.source is None and not git.has_path(location.toplevel, location.head, cfg.artifacts_dir):
+    if not check.active_at(location.toplevel, location.head, cfg):
         return Decision("allow", "harness-gate is not active in this repository (no configuration at HEAD)")
     return location, cfg
 

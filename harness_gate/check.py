@@ -319,6 +319,12 @@ def _active(cfg: config_mod.Config, *states: snapshot.Snapshot) -> bool:
     return cfg.source is not None or any(s.active for s in states)
 
 
+def active_at(root: Path, head: str, cfg: config_mod.Config) -> bool:
+    """Whether the gate is on for a change of the index: HEAD, the trusted side, has a
+    configuration or an artifacts root (the agent hook asks the same)."""
+    return cfg.source is not None or git.has_path(root, head, cfg.artifacts_dir)
+
+
 def _check_index(
     location: git.Location, plan_id: str | None, config_file: str | None, stack: contextlib.ExitStack[bool | None]
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
@@ -329,8 +335,7 @@ def _check_index(
         # harness-gate (its configuration, its hooks), not judged by the rules it brings.
         return [], {"active": False, "adopting": True, "changes": 0, "commits": 0}, None
     cfg = _config(root, config_file, head)
-    # HEAD (the trusted side) decides whether the gate is on.
-    if cfg.source is None and not git.has_path(root, head, cfg.artifacts_dir):
+    if not active_at(root, head, cfg):
         return [], {"active": False, "changes": 0, "commits": 0}, None
     snapshot.prefetch_index(root, cfg)  # listed by git while the diff is parsed here
     changes = git.staged_changes(root, head)

@@ -298,10 +298,17 @@ def _with_controls(paths: Sequence[bytes]) -> set[bytes] | frozenset[bytes]:
 
 @functools.cache
 def _suspect_words(config_source: str | None, artifacts_dir: str) -> tuple[bytes, ...]:
-    names: tuple[str, ...] = (*PROTECTED_NAMES, *PROTECTED_ROOT, *PROTECTED_PATHS, *PROTECTED_DIRS, artifacts_dir)
-    names = (*names, *AGENT_FILES, *AGENT_NAMES)
-    names = (*names, "pyproject.toml", *([config_source] if config_source else []))
+    names = (*protected_names(config_source), artifacts_dir)
     return tuple(dict.fromkeys(n.casefold().rstrip("/").encode("utf-8", "surrogateescape") for n in names))
+
+
+def protected_names(config_source: str | None) -> tuple[str, ...]:
+    """Every name `protected` knows, the artifacts root aside (`.github/` a directory):
+    what the bulk search looks for, and what makes the agent hook ask about a command."""
+    return (
+        *PROTECTED_NAMES, *PROTECTED_ROOT, *PROTECTED_PATHS, *PROTECTED_DIRS, *AGENT_FILES, *AGENT_NAMES,
+        "pyproject.toml", *([config_source] if config_source else []),
+    )  # fmt: skip
 
 
 def _suspects(paths: Sequence[bytes], config_source: str | None, artifacts_dir: str) -> set[bytes]:
