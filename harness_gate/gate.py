@@ -353,15 +353,21 @@ def _links_of(root: Path, rev: str | None) -> tuple[dict[bytes, bytes], dict[byt
 def _moved_links(state: State, ends: Mapping[bytes, links.Resolution]) -> list[bytes]:
     """The links whose end this change moves without touching them: adding `src/y -> .`
     turns an old `src/x -> y/../.github/workflows/ci.yml` from a link inside `src` into a
-    door to a workflow. Asked only when the change touches a symlink."""
-    if state.parent is None:
-        return list(ends)
-    _, before = _links_of(state.new.root, state.parent)
-    moved = []
-    for path, end in ends.items():
-        old = before.get(path)
-        if not isinstance(end, links.Ends) or not isinstance(old, links.Ends) or end.at.path() != old.at.path():
-            moved.append(path)
+    door to a workflow. Asked only when the change touches a symlink, and read once per
+    state like its links (each plan tried for the change asks again)."""
+    cached: list[bytes] | None = vars(state).get("_moved")
+    if cached is not None:
+        return cached
+    moved = list(ends)
+    if state.parent is not None:
+        _, before = _links_of(state.new.root, state.parent)
+        moved = [
+            path for path, end in ends.items()
+            if not isinstance(end, links.Ends)
+            or not isinstance(old := before.get(path), links.Ends)
+            or end.at.path() != old.at.path()
+        ]  # fmt: skip
+    vars(state)["_moved"] = moved
     return moved
 
 
