@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -143,7 +144,10 @@ def test_failed_command(repo: Repo) -> None:
 
 def test_timeout_kills_the_process_group(repo: Repo) -> None:
     init_strict(repo)
-    make_plan(repo, f'{PY} -c \'import subprocess,time; subprocess.Popen(["sleep", "60"]); time.sleep(60)\'', 1)
+    # A child named by this test alone: another run of the suite on the machine has its own.
+    token = f"sleep-{uuid.uuid4().hex}"
+    child = f'["{PY}", "-c", "import time; time.sleep(60)", "{token}"]'
+    make_plan(repo, f"{PY} -c 'import subprocess,time; subprocess.Popen({child}); time.sleep(60)'", 1)
     start = time.monotonic()
     res = repo.cli("verify")
     assert time.monotonic() - start < 20
@@ -151,7 +155,7 @@ def test_timeout_kills_the_process_group(repo: Repo) -> None:
     assert "HG306" in res.output
     [rec] = records(repo)
     assert (rec["status"], rec["exit_code"]) == ("TIMEOUT", None)
-    left = subprocess.run(["pgrep", "-f", "sleep 60"], capture_output=True, check=False).stdout
+    left = subprocess.run(["pgrep", "-f", token], capture_output=True, check=False).stdout
     assert left == b""
 
 
