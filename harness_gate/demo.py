@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -16,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from harness_gate import check, commands, review, verification
+from harness_gate import check, commands, git, review, verification
 from harness_gate.errors import HarnessGateError
 from harness_gate.report import Report, write_text
 
@@ -72,7 +71,7 @@ class _Demo:
         self.ok = True
 
     def git(self, *args: str) -> None:
-        subprocess.run(["git", *args], cwd=self.repo, check=True, capture_output=True)
+        git.act(args, cwd=self.repo)
 
     def write(self, rel: str, text: str) -> None:
         path = self.repo / rel

@@ -154,19 +154,15 @@ def _completion(root: Path, folder: plans.PlanFolder, commit: str) -> dict[str, 
     if entry is None or entry.artifact is None:
         return None
     # When: the commit that brought the record (its committer date), as history says.
-    out = git.run(["log", "-1", "--format=%H%x00%cI", commit, "--", entry.path], cwd=root).decode().strip()
-    oid, _, when = out.partition("\0")
-    return {"path": entry.path, "outcome": entry.artifact.value("Outcome"), "commit": oid or None, "at": when or None}
+    oid, when = git.last_change(root, commit, entry.path) or (None, None)
+    return {"path": entry.path, "outcome": entry.artifact.value("Outcome"), "commit": oid, "at": when or None}
 
 
 def commit_views(root: Path, oids: Sequence[str], findings: Iterable[Finding]) -> list[dict[str, Any]]:
     """Each judged commit (oldest first) with its verdict and the codes of its findings."""
     if not oids:
         return []
-    raw = git.run(["log", "--no-walk=unsorted", "--stdin", "--format=%H%x00%s%x00"], cwd=root,
-                  stdin="".join(f"{o}\n" for o in oids).encode())  # fmt: skip
-    parts = raw.decode("utf-8", "surrogateescape").split("\0")
-    subjects = {parts[i].strip(): parts[i + 1] for i in range(0, len(parts) - 1, 2)}
+    subjects = git.subjects(root, oids)
     codes: dict[str, set[str]] = {}
     blocking: set[str] = set()
     for f in findings:

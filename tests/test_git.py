@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from harness_gate import boundary, git
 from harness_gate.errors import GitError
+from harness_gate.git import diff, objects, process
 from tests.helpers import Repo
 
 
@@ -35,8 +36,8 @@ def test_bulk_raw_diff_parse_equals_the_record_by_record_parse(repo: Repo) -> No
     repo.git("update-index", "--add", "--cacheinfo", f"160000,{sub},vendor/sub")
     raw = git.run(["diff-index", "--cached", *git.DIFF_FLAGS, "HEAD", "--"], cwd=repo.path)
     tokens = raw.split(b"\0")[:-1]
-    one_by_one = [git._parse_meta(tokens[i], tokens[i + 1]) for i in range(0, len(tokens), 2)]
-    assert git._one_parent_fields(tokens[0::2]) is not None, "the bulk path is the one under test"
+    one_by_one = [diff.parse_meta(tokens[i], tokens[i + 1]) for i in range(0, len(tokens), 2)]
+    assert diff._one_parent_fields(tokens[0::2]) is not None, "the bulk path is the one under test"
     assert git.parse_raw(raw) == one_by_one
     assert {c.status for c in one_by_one} == {"A", "D", "M"}
     assert {c.new_mode for c in one_by_one} >= {"100755", "120000", "160000", "000000"}
@@ -149,10 +150,10 @@ def test_discarding_stops_and_forgets(repo: Repo) -> None:
     _commit(repo, "a")
     git.start(["cat-file", "--batch"], cwd=repo.path, stdin=b"HEAD\n")
     git.prefetch_staged(repo.path, "HEAD")
-    started = list(git._STARTED.values())
-    assert started and git._VERIFYING
+    started = list(process._STARTED.values())
+    assert started and process._WORK
     git.discard_started()
-    assert not git._STARTED and not git._VERIFYING
+    assert not process._STARTED and not process._WORK
     assert all(s.proc.returncode is not None and s.out.closed for s in started)
 
 
@@ -160,14 +161,14 @@ def test_discarding_goes_on_past_a_failure(repo: Repo, monkeypatch: pytest.Monke
     _commit(repo, "a")
     git.start(["rev-parse", "HEAD"], cwd=repo.path)
     git.start(["rev-parse", "HEAD~0"], cwd=repo.path)
-    started = list(git._STARTED.values())
+    started = list(process._STARTED.values())
 
     def broken() -> None:
         raise OSError("injected")
 
     monkeypatch.setattr(started[-1], "discard", broken)  # the first one discarded (last in)
     git.discard_started()  # does not raise
-    assert not git._STARTED
+    assert not process._STARTED
     assert started[0].out.closed  # the one after the failure was discarded too
     type(started[-1]).discard(started[-1])  # the test's own leftover
 
@@ -201,4 +202,4 @@ def test_reading_a_missing_blob_is_an_error(repo: Repo) -> None:
 )
 def test_batch_answers_are_framed_exactly(out: bytes) -> None:
     with pytest.raises(GitError):
-        list(git._batch_answers(out, ["HEAD:a"]))
+        list(objects._batch_answers(out, ["HEAD:a"]))

@@ -89,8 +89,7 @@ class Files:
     def _entries(self) -> dict[str, str]:
         if self._listing is None:
             if self.worktree:
-                out = git.run(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=self.root)
-                self._listing = {os.fsdecode(p): "" for p in out.split(b"\0") if p}
+                self._listing = dict.fromkeys(git.listed_files(self.root), "")
             else:
                 blobs = git.tree_entries(self.root, self.rev) if self.rev is not None else git.index_entries(self.root)
                 self._listing = {b.path: b.oid for b in blobs if b.mode.startswith("100")}

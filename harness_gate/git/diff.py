@@ -1,0 +1,215 @@
+"""What changed: raw diffs parsed into Change records, path lists, merges, and patches."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from harness_gate.errors import GitError
+from harness_gate.git.index import prefetch_verify_index, verify_index
+from harness_gate.git.objects import empty_tree
+from harness_gate.git.process import run, run_code, run_status, start, streamed, terminated
+from harness_gate.git.repo import OID
+
+# Every diff harness-gate reads: raw, NUL-separated, both sides of a rename, submodules
+# and their pointers, no external diff drivers or text conversion, full object ids.
+DIFF_FLAGS = (
+    "-r", "--raw", "-z", "--no-renames", "--ignore-submodules=none", "--no-ext-diff", "--no-textconv",
+    "--no-abbrev",
+)  # fmt: skip
+
+ZERO_OIDS = frozenset({"0" * 40, "0" * 64})
+NO_MODE = "000000"  # the side of a change where the path does not exist
+
+
+class Change(NamedTuple):
+    """One changed path. For a merge's combined diff there is one old side per parent.
+
+    A named tuple, not a dataclass: a large change set makes tens of thousands of them,
+    and a tuple is built in a fraction of the time (docs/design.md)."""
+
+    path: bytes
+    old_modes: tuple[str, ...]
+    new_mode: str
+    old_oids: tuple[str, ...]
+    new_oid: str
+    status: str  # A, D, M, T (one letter per parent for merges)
+
+    @property
+    def display(self) -> str:
+        return self.path.decode("utf-8", "backslashreplace")
+
+    @property
+    def deleted(self) -> bool:
+        return self.new_mode == NO_MODE
+
+    @property
+    def added(self) -> bool:
+        return all(m == NO_MODE for m in self.old_modes)
+
+
+def parse_meta(meta: bytes, path: bytes) -> Change:
+    """One raw diff record: its metadata (`:old new oid oid S`, one old side per parent)
+    and its path."""
+    if meta[1:2] != b":":  # one parent: the common case, parsed without the general loop
+        fields = meta[1:].decode("ascii").split(" ")
+        if len(fields) != 5:
+            raise GitError(f"unexpected raw diff line {meta!r}")
+        return Change(path, (fields[0],), fields[1], (fields[2],), fields[3], fields[4])
+    text = meta.decode("ascii")
+    colons = len(text) - len(text.lstrip(":"))
+    fields = text[colons:].split(" ")
+    n = colons + 1  # modes: one per parent, then the result
+    if len(fields) != 2 * n + 1:
+        raise GitError(f"unexpected raw diff line {text!r}")
+    modes, oids, status = fields[:n], fields[n : 2 * n], fields[2 * n]
+    return Change(path, tuple(modes[:-1]), modes[-1], tuple(oids[:-1]), oids[-1], status)
+
+
+# What a one-parent raw diff's metadata may hold: modes, object ids, status letters.
+_RAW_CHARS = b"0123456789abcdef: ABCDMTUX"
+
+
+def parse_raw(out: bytes) -> list[Change]:
+    """Parse `--raw -z` output of diff-index / diff-tree without commit headers."""
+    tokens = terminated(out, "raw diff").split(b"\0")
+    if tokens and tokens[-1] == b"":
+        tokens.pop()
+    if len(tokens) % 2:
+        raise GitError("truncated raw diff output")
+    one_parent = _one_parent_fields(tokens[0::2])
+    if one_parent is not None:
+        # The common case in bulk: no loop in Python over 10k records.
+        fields = one_parent
+        olds = [(m[1:],) for m in fields[0::5]]
+        oids = [(o,) for o in fields[2::5]]
+        rows = zip(tokens[1::2], olds, fields[1::5], oids, fields[3::5], fields[4::5], strict=True)
+        return list(map(Change._make, rows))
+    return [parse_meta(tokens[i], tokens[i + 1]) for i in range(0, len(tokens), 2)]
+
+
+def _one_parent_fields(metas: list[bytes]) -> list[str] | None:
+    """The fields of one-parent records (`:old new oid oid S`), validated all at once
+    by their characters, counts and lengths; None for anything else (a merge's
+    combined diff, or output to be parsed and refused record by record)."""
+    # Each record alone has the one length of its five fields (40- or 64-hex object ids).
+    if not metas or not set(map(len, metas)) <= {98, 146}:
+        return None
+    joined = b" ".join(metas)
+    if joined.translate(None, _RAW_CHARS) or joined.count(b":") != len(metas):
+        return None
+    # Every colon starts a field: the first field of each record, by the lengths below.
+    if not joined.startswith(b":") or joined.count(b" :") != len(metas) - 1:
+        return None
+    fields = joined.decode("ascii").split(" ")
+    if len(fields) != 5 * len(metas):
+        return None
+    lengths = [set(map(len, fields[i::5])) for i in range(5)]
+    ok = lengths[0] == {7} and lengths[1] == {6} and lengths[2] | lengths[3] <= {40, 64} and lengths[4] == {1}
+    return fields if ok else None
+
+
+def _staged_args(base: str) -> list[str]:
+    return ["diff-index", "--cached", *DIFF_FLAGS, base, "--"]
+
+
+def staged_changes(root: Path, base: str) -> list[Change]:
+    """The index (GIT_INDEX_FILE honoured) against `base`: what the commit will record."""
+    verify_index(root)
+    return parse_raw(run(_staged_args(base), cwd=root))
+
+
+def prefetch_staged(root: Path, base: str) -> None:
+    """Start what `staged_changes(root, base)` needs: the diff, and the index's checksum
+    in a thread. The hook starts both before importing the rest of harness-gate, so on a
+    large index they run on other cores meanwhile (docs/performance.md)."""
+    start(_staged_args(base), cwd=root)
+    prefetch_verify_index(root)
+
+
+def tree_changes(root: Path, old: str, new: str) -> list[Change]:
+    return parse_raw(run(["diff-tree", *DIFF_FLAGS, old, new, "--"], cwd=root))
+
+
+def changes_between(root: Path, old_tree: str, new_tree: str) -> list[tuple[str, str]]:
+    """(status letter, path) of every path that differs between two trees."""
+    out = run(["diff-tree", "-r", "-z", "--name-status", "--no-renames", "--ignore-submodules=none", old_tree,
+               new_tree, "--"], cwd=root)  # fmt: skip
+    tokens = [t for t in terminated(out, "diff-tree").split(b"\0") if t]
+    return [(tokens[i].decode("ascii", "replace"), os.fsdecode(tokens[i + 1])) for i in range(0, len(tokens) - 1, 2)]
+
+
+def changed_paths(root: Path, old_tree: str, new_tree: str, limit: int) -> list[str]:
+    """Up to `limit` paths that differ between two trees."""
+    out = run(
+        ["diff-tree", "-r", "-z", "--name-only", "--no-renames", "--ignore-submodules=none", old_tree, new_tree],
+        cwd=root,
+    )
+    return [os.fsdecode(p) for p in terminated(out, "diff-tree").split(b"\0") if p][:limit]
+
+
+def merge_dropped(root: Path, parents: Sequence[str], result: str | None) -> list[Change]:
+    """Changes a merge makes to what some parent changed: a parent's change that the
+    result does not keep (`-s ours`, a conflict resolved by discarding one side).
+    `result` is the merge commit, or None for the index being committed."""
+    out = run_status(["merge-base", "--octopus", *parents], cwd=root)
+    base = out.decode().strip() if out else empty_tree(root)
+    dropped: dict[bytes, Change] = {}
+    for parent in parents:
+        theirs = run(
+            ["diff-tree", "-r", "-z", "--name-only", "--no-renames", "--ignore-submodules=none", base, parent, "--"],
+            cwd=root,
+        )
+        touched = {p for p in terminated(theirs, "diff-tree").split(b"\0") if p}
+        if not touched:
+            continue
+        if result is None:
+            diff = parse_raw(run(["diff-index", "--cached", *DIFF_FLAGS, parent, "--"], cwd=root))
+        else:
+            diff = tree_changes(root, parent, result)
+        for change in diff:
+            if change.path in touched:
+                dropped.setdefault(change.path, change)
+    return list(dropped.values())
+
+
+# git older than 2.38 has no `merge-tree --write-tree`: usage error 129.
+_NO_WRITE_TREE = 129
+
+
+def merge_result(root: Path, first: str, second: str) -> str | None:
+    """The tree git's own merge of two commits produces, conflicted files holding their
+    markers; None when this git cannot say (older than 2.38)."""
+    code, out = run_code(
+        ["merge-tree", "--write-tree", "-z", "--no-messages", "--allow-unrelated-histories", first, second],
+        cwd=root,
+        codes=frozenset({0, 1, _NO_WRITE_TREE}),
+    )
+    if code == _NO_WRITE_TREE:
+        return None
+    tree = out.split(b"\0", 1)[0].decode("ascii", "replace")
+    if not OID.fullmatch(tree):
+        raise GitError("unexpected `git merge-tree` output")
+    return tree
+
+
+def tree_patch_lines(root: Path, old_tree: str, new_tree: str) -> Iterator[bytes]:
+    """The lines of the patch from one tree to another, with three lines of context: every
+    changed line, mode and binary content, in a form no user setting reshapes (order,
+    prefixes, algorithm, context, colour, external drivers). Read as git writes it: a branch
+    that adds a large binary file is never held in memory. git's failure is raised once its
+    output is read."""
+    with streamed(_tree_patch_args(old_tree, new_tree), cwd=root) as out:
+        yield from out
+
+
+def _tree_patch_args(old_tree: str, new_tree: str) -> list[str]:
+    return (
+        [
+            "diff-tree", "-p", "-r", "-U3", "--inter-hunk-context=0", "--no-renames", "--binary", "--full-index",
+            "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", "--no-color", "--diff-algorithm=myers",
+            "--indent-heuristic", "--src-prefix=a/", "--dst-prefix=b/", f"-O{os.devnull}", old_tree, new_tree, "--",
+        ]
+    )  # fmt: skip

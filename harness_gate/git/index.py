@@ -1,0 +1,259 @@
+"""The index and the work tree: the index's entries and checksum, status, and the trees
+the index or the work tree would commit (built in a private copy of the index)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from harness_gate.errors import GitError
+from harness_gate.git.process import finish_work, run, run_status, start, start_work, terminated
+from harness_gate.git.repo import git_path
+from harness_gate.git.trees import Blob, parse_entries
+
+
+def index_file(root: Path) -> Path:
+    """The index git uses now: GIT_INDEX_FILE (a hook's temporary index) or the default."""
+    named = os.environ.get("GIT_INDEX_FILE")
+    if named:
+        path = Path(named)
+        return path if path.is_absolute() else root / path
+    return git_path(root, "index")
+
+
+_VERIFIED: set[tuple[str, int, int, int]] = set()
+
+
+def prefetch_verify_index(root: Path) -> None:
+    """Start `verify_index(root)`'s checksum in a thread: reading and hashing a large index
+    releases the interpreter lock, so it runs while the main thread imports and parses."""
+    path = index_file(root)
+    start_work(("verify-index", path), lambda: _verify_index_file(path))
+
+
+def verify_index(root: Path) -> None:
+    """Refuse an index whose trailing checksum does not match its content.
+
+    git does not check it when it reads the index (only `git fsck` does): a damaged
+    byte in a name makes git report another path, and a truncated index is read past
+    its end as entries with empty names. A missing index is an empty one; a zero
+    trailer is `index.skipHash`. Checked once per index file state and process."""
+    path = index_file(root)
+    finish_work(("verify-index", path))
+    _verify_index_file(path)  # answered from _VERIFIED when the thread saw this same file
+
+
+def _verify_index_file(path: Path) -> None:
+    try:
+        st = path.stat()
+        if (str(path), st.st_size, st.st_mtime_ns, st.st_ino) in _VERIFIED:
+            return
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise GitError(f"cannot read the index {path}: {exc.strerror or exc}") from None
+    view = memoryview(data)  # slices of a view are not copies: the index may be 10 MB
+    if data[:4] != b"DIRC" or not any(
+        len(data) >= 12 + size
+        and (data[-size:] == bytes(size) or hashlib.new(algo, view[:-size]).digest() == data[-size:])
+        for algo, size in (("sha1", 20), ("sha256", 32))
+    ):
+        raise GitError(
+            f"the index {path} is corrupt: its checksum does not match its content",
+            "Rebuild it from HEAD (`git read-tree HEAD`; the files on disk stay as they are), then stage again.",
+        )
+    _VERIFIED.add((str(path), st.st_size, st.st_mtime_ns, st.st_ino))
+
+
+def _index_entries_args(prefixes: Sequence[str]) -> list[str]:
+    return ["ls-files", "--stage", "-z", "--", *(f":(literal){p}" for p in prefixes)]
+
+
+def index_entries(root: Path, *prefixes: str) -> list[Blob]:
+    """Entries of the index (honouring GIT_INDEX_FILE) below the given prefixes."""
+    verify_index(root)
+    raw = run(_index_entries_args(prefixes), cwd=root)
+    return parse_entries(raw, staged=True)
+
+
+def prefetch_index_entries(root: Path, *prefixes: str) -> None:
+    """Start `index_entries(root, *prefixes)`'s listing now, to be read when asked for."""
+    start(_index_entries_args(prefixes), cwd=root)
+
+
+def symlinks(root: Path, rev: str | None) -> dict[bytes, str]:
+    """Every symlink of a state (the index when rev is None): path -> blob id."""
+    if rev is None:
+        verify_index(root)
+        entries = parse_entries(run(["ls-files", "--stage", "-z"], cwd=root), staged=True)
+    else:
+        entries = parse_entries(run(["ls-tree", "-r", "-z", "--full-tree", rev], cwd=root), staged=False)
+    return {os.fsencode(e.path): e.oid for e in entries if e.mode == "120000"}
+
+
+def status_records(root: Path, *prefixes: str) -> list[tuple[str, str]]:
+    """`git status` of the paths under `prefixes`: (XY, path) for every path not as HEAD has
+    it (XY as in --porcelain=v1: X the index against HEAD, Y the work tree against the index)."""
+    specs = [f":(literal){prefix}" for prefix in prefixes]
+    raw = run(
+        ["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", *specs],
+        cwd=root,
+        env=_filters_off(root),  # status compares racily clean files through their filter
+    )
+    return [
+        (rec[:2].decode("ascii", "replace"), os.fsdecode(rec[3:]))
+        for rec in terminated(raw, "status").split(b"\0")
+        if len(rec) > 3
+    ]
+
+
+def status_paths(root: Path, prefix: str) -> list[str]:
+    """Paths under `prefix` whose work-tree state differs from the index (or untracked)."""
+    return [path for xy, path in status_records(root, prefix) if xy == "??" or xy[1] != " "]
+
+
+def dirty_submodules(root: Path) -> list[str]:
+    """Submodules whose work tree holds changes their recorded commit does not."""
+    out = run(
+        ["status", "--porcelain=v2", "-z", "--ignore-submodules=none", "--untracked-files=all"],
+        cwd=root,
+        env=_filters_off(root),  # status compares racily clean files through their filter
+    )
+    dirty = []
+    for rec in terminated(out, "status").split(b"\0"):
+        fields = rec.split(b" ")
+        # `1 XY S<c><m><u> ...`: m = tracked changes inside, u = untracked files inside
+        if len(fields) > 8 and fields[0] in (b"1", b"2") and fields[2][:1] == b"S" and fields[2][2:4] != b"..":
+            dirty.append(os.fsdecode(b" ".join(fields[8:] if fields[0] == b"1" else fields[9:])))
+    return dirty
+
+
+def hidden_edits(root: Path) -> list[str]:
+    """Index entries git is told not to look at (assume-unchanged, skip-worktree)."""
+    out = run(["ls-files", "-v", "-z"], cwd=root)
+    hidden = []
+    for rec in terminated(out, "ls-files").split(b"\0"):
+        if len(rec) > 2 and (rec[:1].islower() or rec[:1] == b"S"):
+            hidden.append(os.fsdecode(rec[2:]))
+    return hidden
+
+
+def _worktree_spec(exclude: str | None, outputs: Sequence[str]) -> list[str]:
+    spec = [":/"]
+    if exclude:
+        spec.append(f":(top,exclude,literal){exclude}")
+    return [*spec, *(f":(top,exclude,glob){pattern}" for pattern in outputs)]
+
+
+def untracked_files(root: Path, exclude: str | None = None, outputs: Sequence[str] = ()) -> list[str]:
+    """Untracked files that are not ignored (nor outputs): the work tree's fingerprint holds
+    them, though nobody may mean to commit them."""
+    out = run(["ls-files", "--others", "--exclude-standard", "-z", "--", *_worktree_spec(exclude, outputs)], cwd=root)
+    return [os.fsdecode(p) for p in terminated(out, "ls-files").split(b"\0") if p]
+
+
+def tracked_files(root: Path, paths: Sequence[str]) -> set[str]:
+    """Which of `paths` the index tracks."""
+    if not paths:
+        return set()
+    out = run(["ls-files", "-z", "--", *(f":(top,literal){p}" for p in paths)], cwd=root)
+    return {os.fsdecode(p) for p in terminated(out, "ls-files").split(b"\0") if p}
+
+
+def listed_files(root: Path) -> list[str]:
+    """Every file of the work tree git would see: tracked ones and untracked ones that are
+    not ignored."""
+    out = run(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root)
+    return [os.fsdecode(p) for p in out.split(b"\0") if p]
+
+
+# -- trees the index or the work tree would commit --------------------------------------
+
+
+def _with_index_copy(root: Path, work: Callable[[dict[str, str]], str]) -> str:
+    """Run `work` against a private copy of the index: the real one is never written."""
+    source = index_file(root)
+    import shutil  # noqa: PLC0415  (tempfile and shutil: ~3 ms to import, off the hook's path)
+    import tempfile  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory(prefix="harness-gate-index-") as tmp:
+        copy = Path(tmp) / "index"
+        if source.exists():
+            # copy2 keeps the index's mtime: git's racy-entry check compares file mtimes with
+            # it, and a fresh mtime would make git trust a stale entry for a same-second edit.
+            shutil.copy2(source, copy)
+        return work({"GIT_INDEX_FILE": str(copy)})
+
+
+def index_tree(root: Path) -> str:
+    """The tree the index would commit (GIT_INDEX_FILE honoured)."""
+    # Writing an index re-reads racily clean files through their filter: none runs here.
+    no_filters = _filters_off(root)
+    return _with_index_copy(root, lambda env: run(["write-tree"], cwd=root, env={**env, **no_filters}).decode().strip())
+
+
+# Git LFS's own driver, exactly as `git lfs install` configures it: its clean step turns
+# a large file into the pointer git commits, and a repository that uses LFS has no other
+# way to commit it. Any other command under the name `lfs` is just another filter.
+LFS_STANDARD = {"clean": "git-lfs clean -- %f", "process": "git-lfs filter-process"}
+
+
+def _filters_off(root: Path) -> dict[str, str]:
+    """Configuration (as GIT_CONFIG_COUNT/KEY/VALUE) that switches off every configured
+    filter driver but Git LFS's standard one.
+
+    A `filter.<name>.clean` (or `.process`) program rewrites what `git add` stages: with it
+    the fingerprint would describe bytes the verified commands never saw, and computing
+    the fingerprint would run whatever program the configuration names. An empty command
+    means "no filter" to git, and `required=false` keeps a missing one from being an error.
+    """
+    out = run_status(["config", "-z", "--get-regexp", r"^filter\."], cwd=root)
+    drivers: dict[str, dict[str, str]] = {}
+    for rec in (out or b"").split(b"\0"):
+        if not rec:
+            continue
+        key, _, value = rec.partition(b"\n")
+        # `filter.<name>.<var>`: the name may hold dots; git lower-cases only the var.
+        name, _, var = os.fsdecode(key)[len("filter.") :].rpartition(".")
+        drivers.setdefault(name, {})[var] = os.fsdecode(value)
+    env: dict[str, str] = {}
+    count = 0
+    for name, settings in sorted(drivers.items()):
+        commands = {k: v for k, v in settings.items() if k in ("clean", "process")}
+        if name == "lfs" and all(LFS_STANDARD[k] == v for k, v in commands.items()):
+            continue
+        for var, off in (("clean", ""), ("process", ""), ("required", "false")):
+            env[f"GIT_CONFIG_KEY_{count}"] = f"filter.{name}.{var}"
+            env[f"GIT_CONFIG_VALUE_{count}"] = off
+            count += 1
+    if count:
+        env["GIT_CONFIG_COUNT"] = str(count)
+    return env
+
+
+def worktree_tree(root: Path, exclude: str | None = None, outputs: Sequence[str] = ()) -> str:
+    """The tree of the work tree: tracked files as they are on disk, plus untracked files
+    that are not ignored, as `git add -A` would stage them with every filter driver off
+    (Git LFS's standard one aside, see `_filters_off`). `exclude` (a directory) is left as
+    the index has it: its files are not even read. Untracked files matching `outputs`
+    (boundary-dialect patterns) are left out like ignored ones; tracked ones never are."""
+    no_filters = _filters_off(root)
+
+    def work(env: dict[str, str]) -> str:
+        env = {**env, **no_filters}
+        spec = _worktree_spec(exclude, outputs)
+        run(["add", "-A", "--", *spec], cwd=root, env=env)
+        if outputs:
+            # What the excluding pathspecs held back from tracked files comes in: only
+            # untracked outputs are left out.
+            run(["add", "-u", "--", *_worktree_spec(exclude, ())], cwd=root, env=env)
+        if no_filters:
+            # A file staged through its filter keeps the filtered blob while its stat data
+            # matches the index entry: re-read every tracked file, with the filters off.
+            run(["add", "--renormalize", "--", *spec], cwd=root, env=env)
+        return run(["write-tree"], cwd=root, env=env).decode().strip()
+
+    return _with_index_copy(root, work)

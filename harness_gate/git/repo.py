@@ -1,0 +1,86 @@
+"""Where the repository is: its top level, harness-gate's paths in the git directory, HEAD."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness_gate.errors import GitError, HarnessGateError
+from harness_gate.git.process import run, run_raw
+
+OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class Location:
+    toplevel: Path
+    cache_dir: Path  # under the git directory: never tracked, never in the work tree
+    merge_head: Path
+    head: str | None  # the commit HEAD points at; None on an unborn branch
+
+
+_LOCATE = (
+    "--show-toplevel", "--git-path", "harness-gate", "--git-path", "MERGE_HEAD", "--git-path", "index",
+    "--git-path", "shallow",
+)  # fmt: skip
+
+
+# Paths in the git directory of each work tree (`index`, `shallow`), as `locate` or
+# `git_path` was told them: one git process fewer each time they are asked again.
+_GIT_PATHS: dict[tuple[Path, str], Path] = {}
+
+
+def locate(cwd: Path | str) -> Location:
+    """The work tree's top level, harness-gate's paths in the git directory, the index
+    and HEAD, in one process: the hook asks all of them on every commit."""
+    code, stdout, stderr = run_raw(["rev-parse", *_LOCATE, "--verify", "--quiet", "--end-of-options", "HEAD^{commit}"],
+                                   cwd=cwd)  # fmt: skip
+    lines = stdout.decode("utf-8", "surrogateescape").split("\n")
+    # Exit 1 with no message: everything but HEAD was answered, and HEAD names no commit.
+    unborn = code == 1 and not stderr.strip()
+    if code != 0 and not unborn:
+        raise HarnessGateError(
+            "HG901", f"{Path(cwd).resolve()} is not inside a git work tree", "Run `git init` or cd into a repository."
+        )
+    if len(lines) < 6 or (not unborn and not OID.fullmatch(lines[5])):
+        raise GitError("unexpected `git rev-parse` output")
+    top = Path(lines[0])
+
+    def absolute(p: str) -> Path:
+        path = Path(p)
+        return path if path.is_absolute() else Path(cwd) / path
+
+    if not os.environ.get("GIT_INDEX_FILE"):  # git-path answers with it when it is set
+        _GIT_PATHS[top, "index"] = absolute(lines[3])
+    _GIT_PATHS[top, "shallow"] = absolute(lines[4])
+    return Location(top, absolute(lines[1]) / "cache", absolute(lines[2]), None if unborn else lines[5])
+
+
+def git_path(root: Path, name: str) -> Path:
+    """`name` in the git directory of the work tree at `root` (`index`: the default index,
+    only asked when GIT_INDEX_FILE is not set, since git-path answers with it)."""
+    if (root, name) not in _GIT_PATHS:
+        out = Path(os.fsdecode(run(["rev-parse", "--git-path", name], cwd=root).rstrip(b"\n")))
+        _GIT_PATHS[root, name] = out if out.is_absolute() else root / out
+    return _GIT_PATHS[root, name]
+
+
+def toplevel(cwd: Path | str) -> Path:
+    return locate(cwd).toplevel
+
+
+def ident(cwd: Path) -> str:
+    """The committer identity, `Name <email>`, as git would record it."""
+    out = run(["var", "GIT_COMMITTER_IDENT"], cwd=cwd).decode("utf-8", "replace").strip()
+    # `Name <email> 1700000000 +0000`: drop the timestamp and zone.
+    return out.rsplit(" ", 2)[0]
+
+
+def merge_heads(location: Location) -> list[str]:
+    """The other parents of a merge in progress (MERGE_HEAD), if any."""
+    path = location.merge_head
+    if not path.is_file():
+        return []
+    return [line.strip() for line in path.read_text("ascii").splitlines() if line.strip()]
