@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import ast
+import os
+import re
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import harness_gate
 from harness_gate import boundary, git
 from harness_gate.errors import GitError
 from harness_gate.git import diff, objects, process
+from tests.adversarial.util import executable
 from tests.helpers import Repo
 
 
@@ -203,3 +210,111 @@ def test_reading_a_missing_blob_is_an_error(repo: Repo) -> None:
 def test_batch_answers_are_framed_exactly(out: bytes) -> None:
     with pytest.raises(GitError):
         list(objects._batch_answers(out, ["HEAD:a"]))
+
+
+# -- the process layer: the one way git starts, the one report of its failure ------------
+
+# Modules that may start a program, and why: git/process.py is the one way git starts;
+# runner.py runs the plan's verify commands, which are the user's programs, not git.
+STARTS_PROGRAMS = {"git/process.py", "runner.py"}
+_OS_STARTERS = re.compile(r"system|popen|spawn\w*|exec\w*|posix_spawn\w*|fork\w*")
+
+
+def _starts_programs(source: str) -> bool:
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "subprocess" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "subprocess":
+            return True
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+            and _OS_STARTERS.fullmatch(node.attr)
+        ):
+            return True
+    return False
+
+
+def test_only_the_process_layer_starts_git() -> None:
+    """No module but git/process.py (and runner.py, for the user's verify commands)
+    imports subprocess or starts a program through os: every git call goes through the
+    hardened environment and the one failure report."""
+    package = Path(harness_gate.__file__).parent
+    starting = {
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if _starts_programs(path.read_text(encoding="utf-8"))
+    }
+    assert starting == STARTS_PROGRAMS
+
+
+def _two_commits(repo: Repo) -> tuple[str, str, str]:
+    """(first commit, second commit, blob of a.txt): loose objects, never packed."""
+    first = _commit(repo, "a.txt")
+    second = _commit(repo, "b.txt")
+    return first, second, _blob(repo, b"a.txt\n")
+
+
+def _corrupt(repo: Repo, oid: str) -> None:
+    """The loose object `oid` replaced by bytes that do not inflate."""
+    path = repo.path / ".git" / "objects" / oid[:2] / oid[2:]
+    path.unlink()
+    path.write_bytes(b"not a zlib stream")
+
+
+def _started_read(root: Path, first: str) -> object:
+    git.prefetch_tree_entries(root, first)
+    return git.tree_entries(root, first)
+
+
+# Each way git is started, by a read that takes it, and what it reads of the first commit:
+# name -> (subcommand, read).
+READS: dict[str, tuple[str, Callable[[Path, str, str, str], object]]] = {
+    "run": ("ls-tree", lambda root, first, second, blob: git.tree_entries(root, first)),
+    "started": ("ls-tree", lambda root, first, second, blob: _started_read(root, first)),
+    "run_status": ("merge-base", lambda root, first, second, blob: git.merge_base(root, second, first)),
+    "run_code": ("merge-tree", lambda root, first, second, blob: git.merge_result(root, second, first)),
+    "streamed": ("diff-tree", lambda root, first, second, blob: list(
+        git.tree_patch_lines(root, git.empty_tree(root), first))),
+    "streamed with input": ("cat-file", lambda root, first, second, blob: git.read_blobs(root, [blob])),
+    "history": ("rev-list", lambda root, first, second, blob: git.commits(root, second, [])),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("way", list(READS))
+def test_a_corrupt_object_fails_closed_in_every_way_git_starts(repo: Repo, way: str) -> None:
+    """Loose objects that do not inflate (the first commit, and a blob): each way git is
+    started reports git's own failure as one GitError shape, never an answer. (A corrupt
+    blob is "missing" to `cat-file --batch`, which exits 0: its reader refuses the answer.)"""
+    first, second, blob = _two_commits(repo)
+    _corrupt(repo, first)
+    _corrupt(repo, blob)
+    shape = r"object \w+ is not a readable blob" if way == "streamed with input" else r"`git [^`]+` failed: .+"
+    with pytest.raises(GitError) as failed:
+        READS[way][1](repo.path, first, second, blob)
+    assert re.fullmatch(shape, failed.value.message), failed.value.message
+    assert failed.value.code == "HG903"
+    git.discard_started()
+
+
+@pytest.mark.parametrize("way", list(READS))
+def test_a_silent_git_failure_has_one_shape(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str
+) -> None:
+    """git exits 3 without a word: every way of starting it says the same thing, the
+    command and its exit code."""
+    first, second, blob = _two_commits(repo)
+    subcommand, read = READS[way]
+    real = shutil.which("git")
+    bin_dir = tmp_path / "silent-bin"
+    executable(bin_dir / "git", f"""#!/bin/sh
+for a in "$@"; do
+  if [ "$a" = "{subcommand}" ]; then exit 3; fi
+done
+exec "{real}" "$@"
+""")  # fmt: skip
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(GitError, match=rf"\A`git {subcommand}[^`]*` failed: exit code 3\Z"):
+        read(repo.path, first, second, blob)
+    git.discard_started()

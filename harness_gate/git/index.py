@@ -1,5 +1,4 @@
-"""The index and the work tree: the index's entries and checksum, status, and the trees
-the index or the work tree would commit (built in a private copy of the index)."""
+"""The index and the work tree: entries, checksum, status, and the trees they would commit."""
 
 from __future__ import annotations
 

@@ -1,15 +1,15 @@
-"""The one way harness-gate starts git: the hardened environment, the failure report, and
-commands started ahead of need.
+"""The one way harness-gate starts git: its hardened environment, failure report and prefetch.
 
 Every git process is built by `_popen` (hardening flags, the hardened environment, and
 `GitNotRunnable` when git cannot start) and every exit code is judged by `check_exit`
 (one `GitError` shape: the command and git's last line of complaint). No other module
 imports subprocess for git.
 
-The prefetch contract. Only the hook's and the check's own code paths (`prefetch_*`
-functions in the git modules, `start` underneath them) start a command ahead of need,
-before they know they will read its answer; they start exactly the command the matching
-read would run:
+The prefetch contract. Who starts: only a check (the console script's staged check before
+its imports, `snapshot.prefetch`; `check.run_check`), through the `prefetch_*` functions of
+the git modules, each of which starts exactly the command its matching read runs (`start`
+underneath), ahead of knowing whether the answer will be read. Every caller that may start
+something calls `discard_started` in a `finally` (check, the console script, the agent hook).
 
 - `start(ARGS)` runs `git ARGS` now, its output going to a scratch file. A later
   `run(ARGS)` with the same directory, arguments, input and GIT_INDEX_FILE (`run` with an
@@ -115,10 +115,12 @@ def check_exit(args: Sequence[str], code: int, stderr: bytes) -> None:
         raise GitError(f"`git {' '.join(args[:3])}` failed: {detail}")
 
 
-def _complete(
+def run_raw(
     args: Sequence[str], *, cwd: Path | str, stdin: bytes | None = None, env: dict[str, str] | None = None
 ) -> tuple[int, bytes, bytes]:
-    """Run `git ARGS` to its end: (exit code, stdout, stderr)."""
+    """Run `git ARGS` to its end: (exit code, stdout, stderr), unjudged. The readers below
+    judge them; so does a caller whose own report of a failure says more (`locate`: not a
+    repository)."""
     proc = _popen(args, cwd=cwd, stdin=None if stdin is None else subprocess.PIPE, stdout=subprocess.PIPE,
                   stderr=subprocess.PIPE, env=env)  # fmt: skip
     with proc:
@@ -139,14 +141,14 @@ def run(
         started = _STARTED.pop(_started_key(args, cwd, stdin), None)
         if started is not None:
             return started.result()
-    code, out, err = _complete(args, cwd=cwd, stdin=stdin, env=env)
+    code, out, err = run_raw(args, cwd=cwd, stdin=stdin, env=env)
     check_exit(args, code, err)
     return out
 
 
 def run_code(args: Sequence[str], *, cwd: Path | str, codes: frozenset[int]) -> tuple[int, bytes]:
     """Run `git ARGS`; an exit code in `codes` is an answer, any other an error."""
-    code, out, err = _complete(args, cwd=cwd)
+    code, out, err = run_raw(args, cwd=cwd)
     if code not in codes:
         check_exit(args, code or 1, err)
     return code, out
@@ -154,23 +156,17 @@ def run_code(args: Sequence[str], *, cwd: Path | str, codes: frozenset[int]) -> 
 
 def run_status(args: Sequence[str], *, cwd: Path | str) -> bytes | None:
     """Like run(), but exit code 1 (git's "no such thing") is None instead of an error."""
-    code, out, err = _complete(args, cwd=cwd)
+    code, out, err = run_raw(args, cwd=cwd)
     if code == 1 and not err.strip():
         return None
     check_exit(args, code, err)
     return out
 
 
-def run_raw(args: Sequence[str], *, cwd: Path | str) -> tuple[int, bytes, bytes]:
-    """Run `git ARGS` and hand back its exit code, stdout and stderr unjudged, for a caller
-    whose own report of a failure says more (`locate`: not a repository)."""
-    return _complete(args, cwd=cwd)
-
-
 def act(args: Sequence[str], *, cwd: Path | str) -> None:
     """Run `git ARGS` for what it changes (a commit, a configuration value), not for an
     answer: never answered by a started command, and a failure is a GitError."""
-    code, _, err = _complete(args, cwd=cwd)
+    code, _, err = run_raw(args, cwd=cwd)
     check_exit(args, code, err)
 
 

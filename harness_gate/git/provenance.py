@@ -1,5 +1,4 @@
-"""Where commits come from: history walks, merge bases, blame, signatures, branches and
-their base."""
+"""Where commits come from: history walks, merge bases, blame, signatures, branches' base."""
 
 from __future__ import annotations
 
