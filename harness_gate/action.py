@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_gate import check, git
+from harness_gate import git
+from harness_gate.commands import check
 from harness_gate.entry import STAGES
 from harness_gate.errors import HarnessGateError
 from harness_gate.report import Report

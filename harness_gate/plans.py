@@ -141,6 +141,11 @@ def root_findings(snap: Snapshot) -> list[Finding]:
     return out
 
 
+def next_path(folder: PlanFolder, slug: str) -> str:
+    """Where the folder's next numbered artifact of this kind goes (`004-review.md`)."""
+    return f"{folder.path}/{len(folder.entries) + 1:03d}-{slug}.md"
+
+
 def load(snap: Snapshot, plan_id: str) -> PlanFolder:
     """The plan folder as `snap` holds it; loaded once per state (and plan)."""
     key = ("plans.load", plan_id)
