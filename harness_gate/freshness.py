@@ -111,8 +111,10 @@ def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.
 
 
 def require_fresh_evidence(
-    root: Path, snap: snapshot.Snapshot, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
+    snap: snapshot.Snapshot, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
 ) -> list[dict[str, str]]:
+    """The references to the fresh evidence a review or a completion binds; refused (HG301)
+    when any required command's evidence is not fresh for `tree`."""
     fresh, problems = state_freshness(snap, folder, life, tree)
     stale = [f for f in fresh if not f.fresh]
     if problems or stale:

@@ -148,6 +148,13 @@ def checked_id(plan_id: str | None) -> str | None:
     return plan_id
 
 
+def require_plan(snap: Snapshot, plan_id: str, message: str) -> None:
+    """A usage error (HG904, `message`) naming the plans there are, when `plan_id` is not one."""
+    if plan_id not in plans.plan_ids(snap):
+        here = ", ".join(plans.plan_ids(snap)) or "none yet (harness-gate plan new)"
+        raise usage(message, f"Plans here: {here}.")
+
+
 def plan_id_for(snap: Snapshot, plan_id: str | None) -> str:
     """The plan a command on the work tree means (for_command): `--plan`, this
     branch's selection, or the one plan this branch has open (or started)."""

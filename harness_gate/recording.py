@@ -6,7 +6,7 @@ from pathlib import Path
 
 from harness_gate import evidence, fingerprints, fsutil, plans, runner, snapshot
 from harness_gate.config import Config
-from harness_gate.errors import HarnessGateError, Refused
+from harness_gate.errors import Refused
 from harness_gate.findings import Finding, finding
 
 
@@ -48,10 +48,7 @@ def run_and_record(
         plan_sha256=plan_sha256,
         policy=policy,
     )
-    try:
-        fsutil.append_line_atomic(log, line.encode("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise HarnessGateError("HG903", f"cannot append to {log}: {exc}") from None
+    fsutil.append_record(log, line)
     rec, _ = evidence.parse_line(line[:-1].encode("utf-8"), 0)
     assert rec is not None  # noqa: S101  (record_line checked it)
     return before, rec, changed, outcome.status

@@ -13,7 +13,7 @@ from harness_gate import approvals as approvals_mod
 from harness_gate import fsutil, git, governance, lifecycle, plans, snapshot
 from harness_gate import report as report_mod
 from harness_gate.artifacts.artifact import Artifact
-from harness_gate.artifacts.kinds import BY_SLUG, REPAIR_PLAN
+from harness_gate.artifacts.kinds import REPAIR_PLAN
 from harness_gate.artifacts.parse import parse_artifact
 from harness_gate.errors import HarnessGateError, Refused, usage
 from harness_gate.report import Report
@@ -47,13 +47,7 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
         raise Refused.by(log_problems, "approvals.jsonl is invalid; nothing appended")
     if approvals_mod.status(folder.approvals, gate, target, art.sha256) is approvals_mod.Status.APPROVED:
         return Report("approve", lines=(f"{path} is already approved at sha256 {art.sha256}",))
-    # An artifact the lifecycle already rejects (stale binding, no material delta, out
-    # of order) is not put before the approver: a `y` to it would grant nothing.
-    life = lifecycle.replay(folder)
-    # Stale, rolled back or awaiting approval: exactly what a new `y` is for.
-    refused = [
-        f for f in (*folder.findings, *life.findings) if f.path == path and f.code not in ("HG203", "HG216", "HG407")
-    ]
+    refused = lifecycle.approval_blockers(folder, path)
     if refused:
         raise Refused.by(refused, "not approvable: fix the artifact first")
     approver = git.ident(root)
@@ -88,10 +82,7 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
         where = f"{folder.path}/approvals.jsonl"
         raise Refused("HG215", where, f"cannot number a record: {exc}") from None
     log = root / folder.path / "approvals.jsonl"
-    try:
-        fsutil.append_line_atomic(log, line.encode("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise HarnessGateError("HG903", f"cannot append to {log}: {exc}") from None
+    fsutil.append_record(log, line)
     return Report(
         "approve",
         data={"artifact": path, "sha256": art.sha256, "gate": gate},
@@ -163,20 +154,7 @@ def _approval_target(folder: plans.PlanFolder, artifact: str | None, cwd: Path, 
                 raise usage(f"{artifact} is not in {folder.path}/", "Use --plan to pick another plan.")
             name = rel.rsplit("/", 1)[1]
         return name
-    plan = folder.plan
-    if (
-        plan is None
-        or approvals_mod.status(folder.approvals, "plan", "plan.md", plan.sha256) is not approvals_mod.Status.APPROVED
-    ):
-        return "plan.md"
-    for entry in reversed(folder.entries):
-        gate = BY_SLUG[entry.slug].gate_name
-        if gate:
-            sha = entry.artifact.sha256 if entry.artifact else ""
-            if approvals_mod.status(folder.approvals, gate, entry.name, sha) is not approvals_mod.Status.APPROVED:
-                return entry.name
-            break
-    return "plan.md"
+    return lifecycle.awaiting_approval(folder)
 
 
 def stdin_is_tty() -> bool:

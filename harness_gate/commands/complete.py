@@ -39,7 +39,7 @@ def complete(cwd: Path, plan_id: str | None, summary: str | None, *, cancel: boo
             f"{name} reviewed tree {review.value('Binding')['tree'][:12]}, the work tree is {tree[:12]}",
             "The files changed after the review: `harness-gate verify`, then `harness-gate review new`.",
         )  # fmt: skip
-    refs = freshness.require_fresh_evidence(root, snap, folder, life, tree)
+    refs = freshness.require_fresh_evidence(snap, folder, life, tree)
     assert life.plan_sha256 is not None  # noqa: S101
     text = templates.completion(
         binding={"plan_sha256": life.plan_sha256, "amendment_sha256": life.amendment_sha256, "review": name,

@@ -18,7 +18,7 @@ from typing import TextIO
 
 from harness_gate import entry, templates
 from harness_gate.commands import approve, check, complete, init, plan, review, status, verify
-from harness_gate.errors import HarnessGateError
+from harness_gate.errors import usage
 from harness_gate.report import Report, write_text
 
 CALC = "def add(a, b):\n    return a + b\n"
@@ -121,7 +121,7 @@ def run(out: TextIO, keep: Path | None = None) -> int:
             with tempfile.TemporaryDirectory(prefix="harness-gate-demo-") as tmp:
                 return _run(out, Path(tmp))
         if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
-            raise HarnessGateError("HG904", f"{keep} is not an empty directory", "Name a new directory for --keep.")
+            raise usage(f"{keep} is not an empty directory", "Name a new directory for --keep.")
         keep.mkdir(parents=True, exist_ok=True)
         code = _run(out, keep.resolve())
         out.write(f"The repository is kept in {keep.resolve()}.\n")

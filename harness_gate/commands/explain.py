@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from harness_gate import boundary as boundary_mod
-from harness_gate import branches, gate, git, governance, lifecycle, plans, snapshot
+from harness_gate import branches, fsutil, gate, git, governance, lifecycle, plans, snapshot
 from harness_gate import report as report_mod
-from harness_gate.errors import usage
 from harness_gate.report import Report
 
 
@@ -45,18 +43,10 @@ def run_explain(cwd: Path, paths: Sequence[str], plan_id: str | None) -> Report:
             lines.append(f"      (also open here: {', '.join(others)}; `--plan ID` explains against another)")
     blocked_any = False
     for raw in paths:
-        rel = _relative(root, cwd, raw)
+        rel = fsutil.repository_path(root, cwd, raw)
         verdict, why = gate.explain(rel, cfg, allowed, exact, life, trusted=trusted)
         blocked_any = blocked_any or verdict == "blocked"
         rows.append({"path": rel, "verdict": verdict, "reason": why})
         lines.append(f"{verdict:8} {rel}: {why}")
     data = {"plan": plan_id, "paths": rows}
     return Report("explain", data=data, lines=tuple(lines), exit_override=1 if blocked_any else 0)
-
-
-def _relative(root: Path, cwd: Path, raw: str) -> str:
-    candidate = Path(os.path.normpath(cwd / raw))
-    try:
-        return candidate.relative_to(root).as_posix()
-    except ValueError:
-        raise usage(f"{raw} is outside the repository") from None

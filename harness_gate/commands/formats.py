@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness_gate import formats, git, snapshot
+from harness_gate import formats, fsutil, git, snapshot
 from harness_gate.config import Config
 from harness_gate.errors import usage
 from harness_gate.findings import Finding
@@ -20,11 +20,7 @@ def _chosen(root: Path, cwd: Path, cfg: Config, names: Sequence[str]) -> list[tu
     match = formats.matcher(cfg)
     out = []
     for name in names:
-        full = Path(os.path.normpath(cwd / name))
-        try:
-            rel = full.relative_to(root).as_posix()
-        except ValueError:
-            raise usage(f"{name} is outside the repository") from None
+        rel = fsutil.repository_path(root, cwd, name)
         fmt = match.which(os.fsencode(rel))
         if fmt is None:
             raise usage(f"{rel} is not a file of any enabled format", "See docs/formats.md for the paths each finds.")

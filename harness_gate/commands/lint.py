@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness_gate import approvals as approvals_mod
-from harness_gate import cache, evidence, formats, git, lifecycle, plans, snapshot
-from harness_gate import config as config_mod
+from harness_gate import cache, formats, git, lifecycle, plans, snapshot
 from harness_gate import report as report_mod
-from harness_gate.artifacts.parse import parse_artifact
 from harness_gate.errors import usage
 from harness_gate.findings import Finding, finding
 from harness_gate.report import Report
@@ -72,18 +68,18 @@ def _lint(cwd: Path, root: Path, files: Sequence[str]) -> Report:
         if kind is not None and rel is not None:  # a file of another harness format (docs/formats.md)
             found.extend(formats.lint_worktree(root, snap.config, [(kind, rel)]))
             continue
-        found.extend(_lint_standalone(name, path, snap.config))
-    layout = _lint_root(snap)
+        found.extend(plans.file_findings(name, path, snap.config))
+    layout = plans.root_findings(snap)
     found.extend(f for f in layout if any(f.path == s or (s.endswith("/") and f.path.startswith(s)) for s in scopes))
     for plan_id in sorted(folders):
-        found.extend(_lint_plan(snap, plan_id))
+        found.extend(lifecycle.folder_findings(snap, plan_id))
     return Report("lint", tuple(found))
 
 
 def _lint_all(snap: snapshot.Snapshot) -> list[Finding]:
-    found = _lint_root(snap)
+    found = plans.root_findings(snap)
     for plan_id in plans.plan_ids(snap):
-        found.extend(_lint_plan(snap, plan_id))
+        found.extend(lifecycle.folder_findings(snap, plan_id))
     chosen = formats.worktree_files(snap.root, snap.config)
     found.extend(formats.lint_worktree(snap.root, snap.config, chosen))
     return found
@@ -91,27 +87,3 @@ def _lint_all(snap: snapshot.Snapshot) -> list[Finding]:
 
 def _lint_root(snap: snapshot.Snapshot) -> list[Finding]:
     return plans.root_findings(snap)
-
-
-def _lint_plan(snap: snapshot.Snapshot, plan_id: str) -> list[Finding]:
-    folder = plans.load(snap, plan_id)
-    life = lifecycle.replay(folder)
-    log = f"{folder.path}/evidence.jsonl"
-    problems = evidence.validate(log, snap.files[log]) if log in snap.files else []
-    if log in snap.logs:
-        problems = evidence.validate_file(log, snap.logs[log])
-    return [*folder.findings, *life.findings, *problems]
-
-
-def _lint_standalone(name: str, path: Path, cfg: config_mod.Config) -> list[Finding]:
-    try:
-        # Opening a FIFO (or a device) would wait for a writer, or read forever.
-        if not stat.S_ISREG(path.stat().st_mode):
-            return [finding("HG516", name, "not a regular file")]
-        data = snapshot.read_capped(path, snapshot.cap_for(name, cfg))
-    except OSError as exc:
-        return [finding("HG516", name, f"cannot read: {exc.strerror or exc}")]
-    if path.name == "approvals.jsonl":
-        return approvals_mod.parse(name, data)[1]
-    _, found = parse_artifact(name, data, artifacts_dir=cfg.artifacts_dir, max_bytes=cfg.max_artifact_bytes)
-    return found

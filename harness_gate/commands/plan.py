@@ -24,6 +24,11 @@ def _bad_options(problems: Sequence[Finding], what: str) -> HarnessGateError:
     return usage(f"the options make an invalid {what}, not written: {message}", "Fix that option and run it again.")
 
 
+def _check_id(plan_id: str) -> None:
+    if not plans.PLAN_ID.match(plan_id):
+        raise usage(f"plan id {plan_id!r} is invalid", "Plan ids match [a-z0-9][a-z0-9._-]{0,63}.")
+
+
 def _check_patterns(option: str, patterns: Sequence[str], artifacts_dir: str) -> None:
     for pattern, reason in boundary_mod.validate_all(patterns, artifacts_dir):
         raise usage(f"{option} {pattern!r}: {reason}", "docs/boundary.md gives the pattern dialect.")
@@ -51,8 +56,7 @@ def plan_new(
     risks: Sequence[str],
 ) -> Report:
     root = git.toplevel(cwd)
-    if not plans.PLAN_ID.match(plan_id):
-        raise usage(f"plan id {plan_id!r} is invalid", "Plan ids match [a-z0-9][a-z0-9._-]{0,63}.")
+    _check_id(plan_id)
     if not verify:
         raise usage("at least one --verify 'ID=COMMAND' is required", "Every plan carries its verification commands.")
     snap = snapshot.from_worktree(root)
@@ -216,14 +220,11 @@ def _section_markdown(data: bytes, title: str) -> str | None:
 def plan_use(cwd: Path, plan_id: str) -> Report:
     """Pick the plan this branch's local commands and hook use when it has several open."""
     root = git.toplevel(cwd)
-    if not plans.PLAN_ID.match(plan_id):
-        raise usage(f"plan id {plan_id!r} is invalid", "Plan ids match [a-z0-9][a-z0-9._-]{0,63}.")
+    _check_id(plan_id)
     snap = snapshot.from_worktree(root)
     if not snap.active:
         return report_mod.inactive("plan use")
-    if plan_id not in plans.plan_ids(snap):
-        here = ", ".join(plans.plan_ids(snap)) or "none yet (harness-gate plan new)"
-        raise usage(f"there is no plan `{plan_id}` in {snap.artifacts_dir}/plans/", f"Plans here: {here}.")
+    governance.require_plan(snap, plan_id, f"there is no plan `{plan_id}` in {snap.artifacts_dir}/plans/")
     branch = branches.select(root, plan_id)
     if branch is None:
         raise usage("HEAD is detached: a pick is kept per branch", "Check out a branch first.")

@@ -19,7 +19,7 @@ def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
     if life.state is lifecycle.State.CANCELLED:
         raise Refused("HG411", f"{folder.path}/plan.md", f"plan `{folder.plan_id}` is cancelled")
     tree = fingerprints.fingerprint_worktree(root, snap.config)
-    refs = freshness.require_fresh_evidence(root, snap, folder, life, tree)
+    refs = freshness.require_fresh_evidence(snap, folder, life, tree)
     assert life.plan_sha256 is not None  # noqa: S101  (_plan checked it)
     text = templates.review(
         binding={"plan_sha256": life.plan_sha256, "amendment_sha256": life.amendment_sha256, "tree": tree,

@@ -29,10 +29,9 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         line = f"plan:       none chosen: {exc.message}"
         return Report("status", (), {"active": True, "plan": None}, lines=(line, f"next:       {exc.hint}"))
     folder = plans.load(snap, plan_id)
-    if plan_id not in plans.plan_ids(snap):
-        here = ", ".join(plans.plan_ids(snap)) or "none yet (harness-gate plan new)"
-        raise usage(f"there is no plan `{plan_id}` here ({snap.artifacts_dir}/plans/{plan_id}/ is missing)",
-                    f"Plans here: {here}.")  # fmt: skip
+    governance.require_plan(
+        snap, plan_id, f"there is no plan `{plan_id}` here ({snap.artifacts_dir}/plans/{plan_id}/ is missing)"
+    )
     life = lifecycle.replay(folder)
     found.extend(folder.findings)
     found.extend(life.findings)
