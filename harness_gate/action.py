@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_gate import check, git
+from harness_gate import git
+from harness_gate.commands import check
 from harness_gate.entry import STAGES
-from harness_gate.errors import HarnessGateError
+from harness_gate.errors import HarnessGateError, usage
 from harness_gate.report import Report
 
 ZERO = re.compile(r"0+\Z")
@@ -106,8 +107,8 @@ def resolve(root: Path, event: str, payload: dict[str, Any]) -> Plan:
         # A new branch: its own commits are those the default branch does not have.
         return _against_default(root, default, after)
     if event == "workflow_dispatch":
-        raise HarnessGateError("HG904", "workflow_dispatch needs the `base` input (and optionally `head`)")
-    raise HarnessGateError("HG904", f"unsupported event `{event}`: use pull_request, push or merge_group")
+        raise usage("workflow_dispatch needs the `base` input (and optionally `head`)")
+    raise usage(f"unsupported event `{event}`: use pull_request, push or merge_group")
 
 
 def _against_default(root: Path, default: str, after: str) -> Plan:
@@ -128,12 +129,12 @@ def run() -> Report:
     event = os.environ.get("GITHUB_EVENT_NAME", "")
     stage = _input("stage", "ci") or "ci"
     if stage not in STAGES:
-        raise HarnessGateError("HG904", f"stage {stage!r} is not one of {', '.join(STAGES)}")
+        raise usage(f"stage {stage!r} is not one of {', '.join(STAGES)}")
     reverify = _input("reverify", "false").lower() == "true"
     if reverify and event not in ("pull_request", "push"):
         # pull_request_target, workflow_run and the like run with the base's secrets and
         # token: never execute the change's code there.
-        raise HarnessGateError("HG904", f"reverify runs only under pull_request and push, not {event or 'this event'}")
+        raise usage(f"reverify runs only under pull_request and push, not {event or 'this event'}")
     workdir = Path(_input("working-directory", ".") or ".")
     root = git.toplevel(workdir)
     plan = resolve(root, event, _payload())

@@ -274,14 +274,14 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
 def _repository(cwd: Path) -> tuple[Any, Any] | Decision:
     """(git location, trusted configuration), or the decision for a repository the gate
     does not guard (allow: nothing to enforce)."""
-    from harness_gate import cache, check, git  # noqa: PLC0415
+    from harness_gate import cache, gate, git, snapshot  # noqa: PLC0415
 
     location = git.locate(cwd)
     cache.configure(location.cache_dir)  # the parsed configuration and plans, as `check` keeps them
     if location.head is None:
         return Decision("allow", "harness-gate: no commit yet; the adopting commit is not judged")
-    cfg = check._config(location.toplevel, None, location.head)
-    if not check.active_at(location.toplevel, location.head, cfg):
+    cfg = snapshot.trusted_config(location.toplevel, None, location.head)
+    if not gate.active_at(location.toplevel, location.head, cfg):
         return Decision("allow", "harness-gate is not active in this repository (no configuration at HEAD)")
     return location, cfg
 
@@ -370,7 +370,6 @@ def judge_paths(
     plan that allows them when none blocks. The plan's rules are gate.judge_writes over the
     index's plans, chosen as `check --staged` chooses them."""
     from harness_gate import branches, gate, git, governance, snapshot, trust  # noqa: PLC0415
-    from harness_gate import check as check_mod  # noqa: PLC0415
 
     root: Path = location.toplevel
     head: str = location.head
@@ -407,14 +406,14 @@ def judge_paths(
         with contextlib.ExitStack() as stack:
             new = snapshot.from_index(root, cfg)
             anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
-            new = check_mod._vouched(new, anchors, None)
+            new = trust.vouched(new, anchors, None)
             others = git.merge_heads(location)
             parents = [head, *others]
 
             def origins() -> Any:
                 added = None
                 if not others:
-                    staged = check_mod._added(git.staged_changes(root, head))
+                    staged = gate.added_plans(git.staged_changes(root, head))
                     added = frozenset(snapshot.plans_in(map(gate.decode, staged), cfg.artifacts_dir))
                 return branches.locally(root, cfg, parents, frozenset(governance.present(new)), added=added)
 
@@ -470,20 +469,20 @@ def on_stop(payload: dict[str, Any]) -> Decision:
 def _stale_evidence(root: Path) -> list[tuple[str, str, str]]:
     """Evidence of the plan this branch works under that is not fresh for the work tree
     (as `harness-gate status` reports it), when the configuration asks for evidence."""
-    from harness_gate import evidence, lifecycle, plans, snapshot, verification  # noqa: PLC0415
+    from harness_gate import evidence, fingerprints, freshness, governance, lifecycle, plans, snapshot  # noqa: PLC0415
     from harness_gate.errors import HarnessGateError  # noqa: PLC0415
 
     snap = snapshot.from_worktree(root)
     try:
-        plan_id = verification.plan_id_for(snap, None)
+        plan_id = governance.plan_id_for(snap, None)
     except HarnessGateError:
         return []  # no plan, or several: the boundary findings say so
     folder = plans.load(snap, plan_id)
     life = lifecycle.replay(folder)
     if life.policy is None or not life.grants_writes:
         return []
-    tree = verification.fingerprint_worktree(root, snap.config)
-    fresh, _ = verification.state_freshness(snap, folder, life, tree)
+    tree = fingerprints.fingerprint_worktree(root, snap.config)
+    fresh, _ = freshness.state_freshness(snap, folder, life, tree)
     return [
         (
             evidence.REASON_CODES.get(f.reason, ""), f"{folder.path}/evidence.jsonl",

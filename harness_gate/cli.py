@@ -1,4 +1,4 @@
-"""The click layer: parse options, call harness_gate.commands, print the Report.
+"""The click layer: parse options, call a command of harness_gate/commands/, print its Report.
 
 Every command runs inside `_run` (`entry.run`, shared with the lean `check` path),
 which turns any error into a report with exit code 2: the gate fails closed and never
@@ -54,9 +54,9 @@ def cli() -> None:
 @format_option
 def init(agents: Sequence[str], fmt: str) -> None:
     """Scaffold the artifacts root, config, .gitattributes and pre-commit hooks."""
-    from harness_gate import commands  # noqa: PLC0415  (lazy: start-up time)
+    from harness_gate.commands import init as command  # noqa: PLC0415  (lazy: start-up time)
 
-    _run("init", fmt, lambda: commands.init(Path.cwd(), agents=tuple(dict.fromkeys(agents))))
+    _run("init", fmt, lambda: command.init(Path.cwd(), agents=tuple(dict.fromkeys(agents))))
 
 
 @cli.command("agent-hook", short_help="Judge a coding agent's tool call before it runs (its runtime calls this).")
@@ -104,39 +104,11 @@ def plan() -> None:
 )
 @click.option("--risk", "risks", multiple=True, help="A known risk (repeatable).")
 @format_option
-def plan_new(
-    plan_id: str,
-    objective: str,
-    acceptance: Sequence[str],
-    scope: str | None,
-    boundary: Sequence[str],
-    verify: Sequence[str],
-    timeout: int,
-    kind: str,
-    mode: str,
-    risks: Sequence[str],
-    fmt: str,
-) -> None:
+def plan_new(fmt: str, **options: Any) -> None:
     """Write a complete plan for PLAN_ID (it governs this branch once approved and committed)."""
-    from harness_gate import commands  # noqa: PLC0415
+    from harness_gate.commands import plan as command  # noqa: PLC0415
 
-    _run(
-        "plan new",
-        fmt,
-        lambda: commands.plan_new(
-            Path.cwd(),
-            plan_id,
-            objective=objective,
-            acceptance=acceptance,
-            scope=scope,
-            boundary=boundary,
-            verify=verify,
-            timeout=timeout,
-            kind=kind,
-            mode=mode,
-            risks=risks,
-        ),
-    )
+    _run("plan new", fmt, lambda: command.plan_new(Path.cwd(), **options))
 
 
 @plan.command("amend", short_help="Write an amendment of the plan.")
@@ -151,28 +123,11 @@ def plan_new(
 )
 @click.option("--why", help="Why the objective changes (its delta's summary).")
 @format_option
-def plan_amend(
-    plan_id: str | None,
-    objective: str | None,
-    add_boundary: Sequence[str],
-    remove_boundary: Sequence[str],
-    add_verify: Sequence[str],
-    remove_verify: Sequence[str],
-    timeout: int,
-    why: str | None,
-    fmt: str,
-) -> None:
+def plan_amend(fmt: str, **options: Any) -> None:
     """Write a Plan Amendment (boundary, commands, objective) for `approve`."""
-    from harness_gate import commands  # noqa: PLC0415
+    from harness_gate.commands import plan as command  # noqa: PLC0415
 
-    _run(
-        "plan amend",
-        fmt,
-        lambda: commands.plan_amend(
-            Path.cwd(), plan_id, objective=objective, add_boundary=add_boundary, remove_boundary=remove_boundary,
-            add_verify=add_verify, remove_verify=remove_verify, timeout=timeout, why=why,
-        ),
-    )  # fmt: skip
+    _run("plan amend", fmt, lambda: command.plan_amend(Path.cwd(), **options))
 
 
 @plan.command("use", short_help="Pick the plan this branch means.")
@@ -180,9 +135,9 @@ def plan_amend(
 @format_option
 def plan_use(plan_id: str, fmt: str) -> None:
     """Pick PLAN_ID for this branch when it has more than one plan open (kept in .git/config)."""
-    from harness_gate import commands  # noqa: PLC0415
+    from harness_gate.commands import plan as command  # noqa: PLC0415
 
-    _run("plan use", fmt, lambda: commands.plan_use(Path.cwd(), plan_id))
+    _run("plan use", fmt, lambda: command.plan_use(Path.cwd(), plan_id))
 
 
 @cli.command(short_help="Approve a plan, amendment or resume (answer y).")
@@ -191,19 +146,19 @@ def plan_use(plan_id: str, fmt: str) -> None:
 @format_option
 def approve(plan_id: str | None, artifact: str | None, fmt: str) -> None:
     """Approve a plan, amendment or repair resume: only the exact answer `y` approves."""
-    from harness_gate import commands  # noqa: PLC0415
+    from harness_gate.commands import approve as command  # noqa: PLC0415
 
     prompt = sys.stderr if fmt == "json" else sys.stdout
     _run(
         "approve",
         fmt,
-        lambda: commands.approve(
+        lambda: command.approve(
             Path.cwd(),
             plan_id,
             artifact,
             sys.stdin.buffer,
             prompt,
-            tty=commands.stdin_is_tty(),
+            tty=command.stdin_is_tty(),
         ),
     )
 
@@ -213,9 +168,9 @@ def approve(plan_id: str | None, artifact: str | None, fmt: str) -> None:
 @verdict_format_option
 def lint(files: Sequence[str], fmt: str) -> None:
     """Validate artifacts and their lifecycle (all plans, or the FILES given)."""
-    from harness_gate import commands  # noqa: PLC0415
+    from harness_gate.commands import lint as command  # noqa: PLC0415
 
-    _run("lint", fmt, lambda: commands.lint(Path.cwd(), files))
+    _run("lint", fmt, lambda: command.lint(Path.cwd(), files))
 
 
 @cli.command(short_help="The plan's state, evidence and next step.")
@@ -230,14 +185,14 @@ def status(plan_id: str | None, as_json: bool, base: str | None, fmt: str) -> No
 
     `--format markdown` shows the plan as the HEAD commit holds it, for a pull request
     comment (`gh pr comment --body-file FILE`)."""
-    from harness_gate import commands  # noqa: PLC0415
+    from harness_gate.commands import status as command  # noqa: PLC0415
 
     fmt = "json" if as_json else fmt
     if base is not None and fmt != "markdown":
         raise click.UsageError("--base goes with --format markdown")
     if fmt == "markdown":
-        _run("status", fmt, lambda: commands.status_view(Path.cwd(), plan_id, base))
-    _run("status", fmt, lambda: commands.status(Path.cwd(), plan_id))
+        _run("status", fmt, lambda: command.status_view(Path.cwd(), plan_id, base))
+    _run("status", fmt, lambda: command.status(Path.cwd(), plan_id))
 
 
 @cli.command(short_help="Judge staged changes, a push or a pull request.")
@@ -280,9 +235,9 @@ def check(
 @format_option
 def explain(paths: Sequence[str], plan_id: str | None, fmt: str) -> None:
     """Say whether each PATH may be written, and by which pattern or rule."""
-    from harness_gate import check as check_mod  # noqa: PLC0415
+    from harness_gate.commands import explain as command  # noqa: PLC0415
 
-    _run("explain", fmt, lambda: check_mod.run_explain(Path.cwd(), paths, plan_id))
+    _run("explain", fmt, lambda: command.run_explain(Path.cwd(), paths, plan_id))
 
 
 @cli.command(short_help="Run the plan's commands and record evidence.")
@@ -291,9 +246,9 @@ def explain(paths: Sequence[str], plan_id: str | None, fmt: str) -> None:
 @format_option
 def verify(plan_id: str | None, only: Sequence[str], fmt: str) -> None:
     """Run the plan's required commands and append evidence for the work tree."""
-    from harness_gate import verification  # noqa: PLC0415
+    from harness_gate.commands import verify as command  # noqa: PLC0415
 
-    _run("verify", fmt, lambda: verification.verify(Path.cwd(), plan_id, only))
+    _run("verify", fmt, lambda: command.verify(Path.cwd(), plan_id, only))
 
 
 @cli.command(context_settings={"ignore_unknown_options": True}, short_help="Run one command and record its evidence.")
@@ -304,9 +259,9 @@ def verify(plan_id: str | None, only: Sequence[str], fmt: str) -> None:
 @format_option
 def record(plan_id: str | None, command_id: str, timeout: int, argv: Sequence[str], fmt: str) -> None:
     """Run one ad-hoc command (after `--`) and append its evidence (not a required check)."""
-    from harness_gate import verification  # noqa: PLC0415
+    from harness_gate.commands import verify as command  # noqa: PLC0415
 
-    _run("record", fmt, lambda: verification.record(Path.cwd(), plan_id, command_id, argv, timeout))
+    _run("record", fmt, lambda: command.record(Path.cwd(), plan_id, command_id, argv, timeout))
 
 
 @cli.command(short_help="Print a state's tree fingerprint.")
@@ -314,9 +269,9 @@ def record(plan_id: str | None, command_id: str, timeout: int, argv: Sequence[st
 @format_option
 def fingerprint(source: str, fmt: str) -> None:
     """Print the tree fingerprint (the tree id without the artifacts root)."""
-    from harness_gate import verification  # noqa: PLC0415
+    from harness_gate.commands import verify as command  # noqa: PLC0415
 
-    _run("fingerprint", fmt, lambda: verification.fingerprint(Path.cwd(), source))
+    _run("fingerprint", fmt, lambda: command.fingerprint(Path.cwd(), source))
 
 
 @cli.group("review", short_help="Reviews by someone who did not write the change.")
@@ -330,9 +285,9 @@ def review_group() -> None:
 @format_option
 def review_new(plan_id: str | None, reviewer: str | None, fmt: str) -> None:
     """Write a review template bound to the plan, the work tree's fingerprint and its evidence."""
-    from harness_gate import review  # noqa: PLC0415
+    from harness_gate.commands import review as command  # noqa: PLC0415
 
-    _run("review new", fmt, lambda: review.review_new(Path.cwd(), plan_id, reviewer))
+    _run("review new", fmt, lambda: command.review_new(Path.cwd(), plan_id, reviewer))
 
 
 @cli.group("formats", short_help="Task lists, agent runtimes, loops, Harness² trees.")
@@ -345,9 +300,9 @@ def formats_group() -> None:
 @format_option
 def formats_list(fmt: str) -> None:
     """Every file of an enabled format in the work tree, and its format."""
-    from harness_gate import format_commands  # noqa: PLC0415
+    from harness_gate.commands import formats as command  # noqa: PLC0415
 
-    _run("formats list", fmt, lambda: format_commands.list_files(Path.cwd()))
+    _run("formats list", fmt, lambda: command.list_files(Path.cwd()))
 
 
 @formats_group.command("status", short_help="Validity and counts of the format files.")
@@ -355,9 +310,9 @@ def formats_list(fmt: str) -> None:
 @format_option
 def formats_status(files: Sequence[str], fmt: str) -> None:
     """Validity and counts (a task list: tasks by status) of FILES, or of every format file."""
-    from harness_gate import format_commands  # noqa: PLC0415
+    from harness_gate.commands import formats as command  # noqa: PLC0415
 
-    _run("formats status", fmt, lambda: format_commands.status(Path.cwd(), files))
+    _run("formats status", fmt, lambda: command.status(Path.cwd(), files))
 
 
 @cli.command(short_help="End the plan: completed, or --cancel.")
@@ -367,9 +322,9 @@ def formats_status(files: Sequence[str], fmt: str) -> None:
 @format_option
 def complete(plan_id: str | None, summary: str | None, cancel: bool, fmt: str) -> None:
     """Write the Completion: needs a fresh passing review and fresh evidence for the work tree."""
-    from harness_gate import review  # noqa: PLC0415
+    from harness_gate.commands import complete as command  # noqa: PLC0415
 
-    _run("complete", fmt, lambda: review.complete(Path.cwd(), plan_id, summary, cancel=cancel))
+    _run("complete", fmt, lambda: command.complete(Path.cwd(), plan_id, summary, cancel=cancel))
 
 
 @cli.command(short_help="Walk the whole lifecycle in a scratch repository.")
@@ -380,11 +335,11 @@ def complete(plan_id: str | None, summary: str | None, cancel: bool, fmt: str) -
 )
 def demo(keep: Path | None) -> None:
     """Walk the lifecycle in a throwaway repository, printing each command."""
-    from harness_gate import demo as demo_mod  # noqa: PLC0415
+    from harness_gate.commands import demo as command  # noqa: PLC0415
     from harness_gate.errors import HarnessGateError  # noqa: PLC0415
 
     try:
-        code = demo_mod.run(sys.stdout, keep)
+        code = command.run(sys.stdout, keep)
     except HarnessGateError as exc:
         click.echo(f"error {exc.code}: {exc.message}")
         code = 2

@@ -64,24 +64,23 @@ def emit(report: Report, fmt: str) -> None:
     sys.stdout.flush()
 
 
-def run(name: str, fmt: str, body: Callable[[], Report]) -> NoReturn:
-    """Run one command's body, show its report, and exit with its code."""
+def report_of(name: str, body: Callable[[], Report]) -> Report:
+    """One command's body run to its report. The refusal contract (docs/design.md,
+    "Commands and refusals"): a refusal is its findings, exit 1; any other error exit 2."""
     from harness_gate.errors import HarnessGateError, Refused  # noqa: PLC0415
     from harness_gate.report import Report  # noqa: PLC0415
 
     try:
-        report = body()
-    except Refused as exc:  # the refusal contract: one finding, exit 1, nothing written
-        from harness_gate.findings import finding  # noqa: PLC0415
-
-        report = Report(name, (finding(exc.code, exc.path, exc.message, hint=exc.hint or None),))
+        return body()
+    except Refused as exc:  # nothing was written
+        return Report(name, exc.findings(), lines=(exc.note,) if exc.note else ())
     except HarnessGateError as exc:
-        report = Report(name, error=exc)
+        return Report(name, error=exc)
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # fail closed: any bug blocks with a reason
         module = _failed_dependency(exc)
-        report = Report(
+        return Report(
             name,
             error=HarnessGateError(
                 "HG907",
@@ -96,6 +95,11 @@ def run(name: str, fmt: str, body: Callable[[], Report]) -> NoReturn:
                 "This is a bug in harness-gate; the command failed closed.",
             ),
         )
+
+
+def run(name: str, fmt: str, body: Callable[[], Report]) -> NoReturn:
+    """Run one command's body, show its report, and exit with its code."""
+    report = report_of(name, body)
     try:
         emit(report, fmt)
     except BrokenPipeError:
@@ -162,7 +166,7 @@ def check(
 
                 location = git.locate(Path.cwd())
                 snapshot.prefetch(location)
-            from harness_gate import check as check_mod  # noqa: PLC0415
+            from harness_gate.commands import check as check_mod  # noqa: PLC0415
 
             return check_mod.run_check(
                 Path.cwd(),
@@ -228,9 +232,9 @@ def lint(files: Sequence[str]) -> NoReturn:
     def body() -> Report:
         from pathlib import Path  # noqa: PLC0415
 
-        from harness_gate import commands  # noqa: PLC0415
+        from harness_gate.commands import lint as lint_mod  # noqa: PLC0415
 
-        return commands.lint(Path.cwd(), files)
+        return lint_mod.lint(Path.cwd(), files)
 
     run("lint", "text", body)
 

@@ -1,6 +1,18 @@
-"""Errors that stop a command (exit 2), and refusals (exit 1). Per-file problems are findings."""
+"""Errors that stop a command (exit 2), and refusals (exit 1). Per-file problems are findings.
+
+The refusal contract (docs/design.md, "Commands and refusals"): an authoring command that
+cannot do what was asked raises before it writes anything. A usage error (an option or
+argument that cannot be right) is `usage(...)`, HG904, exit 2; a precondition the
+repository does not meet is `Refused`, its findings, exit 1.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness_gate.findings import Finding
 
 
 class HarnessGateError(Exception):
@@ -15,14 +27,36 @@ class HarnessGateError(Exception):
         self.hint = hint or (RULES[code].hint if code in RULES else "")
 
 
+def usage(message: str, hint: str = "") -> HarnessGateError:
+    """A usage error (HG904, exit 2): what was asked cannot be right, whatever the repository holds."""
+    return HarnessGateError("HG904", message, hint)
+
+
 class Refused(HarnessGateError):
     """An authoring command that cannot do what was asked in the plan's current state (no
-    plan, a precondition not met): it writes nothing and reports one finding, exit 1. Usage,
+    plan, a precondition not met): it writes nothing and reports its findings, exit 1 (one
+    finding, or with `Refused.by` the findings that stand in the way and a note). Usage,
     configuration, git and internal errors stay HarnessGateError, exit 2."""
 
     def __init__(self, code: str, path: str, message: str, hint: str = "") -> None:
         super().__init__(code, message, hint)
         self.path = path
+        self.found: tuple[Finding, ...] = ()
+        self.note = ""
+
+    @classmethod
+    def by(cls, found: Sequence[Finding], note: str = "") -> Refused:
+        """A refusal that reports the findings in the way (at least one), and a note."""
+        first = found[0]
+        refused = cls(first.code, first.path, first.message, first.hint)
+        refused.found = tuple(found)
+        refused.note = note
+        return refused
+
+    def findings(self) -> tuple[Finding, ...]:
+        from harness_gate.findings import finding  # noqa: PLC0415
+
+        return self.found or (finding(self.code, self.path, self.message, hint=self.hint or None),)
 
 
 class GitError(HarnessGateError):

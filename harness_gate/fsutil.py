@@ -88,3 +88,24 @@ def append_line_atomic(path: Path, line: bytes) -> None:
             out.write(line)
 
         _replace_with(path, fill)
+
+
+def append_record(path: Path, line: str) -> None:
+    """Append one record line to a log (approvals, evidence); a log that cannot take it is HG903."""
+    from harness_gate.errors import HarnessGateError  # noqa: PLC0415
+
+    try:
+        append_line_atomic(path, line.encode("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise HarnessGateError("HG903", f"cannot append to {path}: {exc}") from None
+
+
+def repository_path(root: Path, cwd: Path, name: str) -> str:
+    """`name`, given relative to `cwd`, as a path in the repository at `root` (its `..`
+    resolved, symlinks not); a name outside the repository is a usage error (HG904)."""
+    from harness_gate.errors import usage  # noqa: PLC0415
+
+    try:
+        return Path(os.path.normpath(cwd / name)).relative_to(root).as_posix()
+    except ValueError:
+        raise usage(f"{name} is outside the repository") from None

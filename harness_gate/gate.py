@@ -19,7 +19,7 @@ from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
 from harness_gate import formats, git, governance, lifecycle, links, plans
 from harness_gate.branches import BASE_ONLY, Origins
-from harness_gate.config import CONFIG_FILE
+from harness_gate.config import CONFIG_FILE, Config
 from harness_gate.findings import Finding, finding
 from harness_gate.snapshot import Snapshot
 
@@ -235,11 +235,9 @@ def _formats(state: State, changes: Sequence[git.Change]) -> list[Finding]:
 
     @functools.cache
     def fingerprint() -> str:
-        from harness_gate import verification  # noqa: PLC0415  (only when a format asks)
+        from harness_gate import fingerprints  # noqa: PLC0415  (only when a format asks)
 
-        if state.rev is None:
-            return verification.fingerprint_index(root, new.config)
-        return verification.fingerprint_commit(root, state.rev, new.config)
+        return fingerprints.of(root, new.config, state.rev)
 
     lookup = formats.evidence_lookup(new.files, fingerprint)
     found = formats.check_changes(new.config, mine, files, old, lookup)
@@ -693,3 +691,68 @@ def _under_plan(
             )
     out.extend(_links_leaving(state, changes, plan_id, allowed, {f.path for f in out}))
     return out
+
+
+def active(cfg: Config, *states: Snapshot) -> bool:
+    """The trusted side decides whether the gate is on (config from the base, docs/threat-model.md):
+    the commit that adopts harness-gate is not judged by rules it introduces, and a
+    change that deletes the gate's files is judged by the rules it deletes."""
+    return cfg.source is not None or any(s.active for s in states)
+
+
+def active_at(root: Path, head: str, cfg: Config) -> bool:
+    """Whether the gate is on for a change of the index: HEAD, the trusted side, has a
+    configuration or an artifacts root (the agent hook asks the same)."""
+    return cfg.source is not None or git.has_path(root, head, cfg.artifacts_dir)
+
+
+def added_plans(changes: Sequence[git.Change]) -> list[bytes]:
+    """The added `plan.md` files among the changes (the name first: it is the cheap test)."""
+    return [c.path for c in changes if c.path.endswith(b"/plan.md") and c.added]
+
+
+def _explain_artifact(rel: str, cfg: Config, trusted: Snapshot) -> tuple[str, str]:
+    """The artifact rules, as the gate applies them to a change of `rel`."""
+    parts = rel[len(cfg.artifacts_dir) + 1 :].split("/")
+    committed = rel in trusted.files
+    if len(parts) == 3 and parts[0] == "plans" and committed:
+        name = parts[2]
+        if name in APPEND_ONLY:
+            return "allowed", "an append-only log: lines may be added, never changed or removed (HG211)"
+        if was_approved(trusted, parts[1], name, trusted.files[rel]):
+            return "blocked", "HG210: an approved artifact never changes; write a Plan Amendment"
+        if plans.NUMBERED.match(name) and not amendable(name):
+            return "blocked", "HG212: a committed lifecycle record never changes"
+    return "allowed", "inside the artifacts root: no plan needed, but it must be a valid artifact"
+
+
+def explain(
+    rel: str,
+    cfg: Config,
+    allowed: boundary_mod.Boundary | None,
+    exact: frozenset[str],
+    life: lifecycle.Lifecycle | None,
+    *,
+    trusted: Snapshot,
+) -> tuple[str, str]:
+    """Whether a change of `rel` is allowed or blocked, and by which rule or pattern (`explain`)."""
+    raw = rel.encode("utf-8", "surrogateescape")
+    if CONTROL.search(raw):
+        return "blocked", "HG103: control characters are never allowed"
+    variant = case_variant(rel, cfg.source, cfg.artifacts_dir)
+    if variant:
+        return "blocked", f"HG106: a case variant of the protected `{variant}`"
+    if rel.startswith(cfg.artifacts_dir + "/") and raw != signers_path(cfg.artifacts_dir):
+        return _explain_artifact(rel, cfg, trusted)
+    if life is None or allowed is None or not life.grants_writes:
+        state = life.state.value if life else "no open plan"
+        return "blocked", f"no write authority ({state})"
+    why = protected(rel, cfg.source, cfg.artifacts_dir)
+    if why is not None:
+        if rel in exact:
+            return "allowed", f"protected ({why}), listed exactly in the boundary"
+        return "blocked", f"HG102: protected ({why}); only an exact, wildcard-free pattern allows it"
+    pattern = allowed.which(raw)
+    if pattern is None:
+        return "blocked", "HG101: outside the write boundary"
+    return "allowed", f"by pattern `{pattern}`"

@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from harness_gate import lifecycle, plans
+from harness_gate import branches, git, lifecycle, plans
 from harness_gate.branches import Origins
-from harness_gate.errors import HarnessGateError, Refused
+from harness_gate.errors import HarnessGateError, Refused, usage
 from harness_gate.snapshot import Snapshot, plans_in
 
 _COMPLETION = re.compile(r"[0-9]{3}-completion\.md\Z")
@@ -139,3 +139,40 @@ def for_command(
         "no plan of this branch is open" if here else "there is no plan yet",
         "Start one: `harness-gate plan new ID --objective ... --boundary ... --verify ID=COMMAND`.",
     )
+
+
+def checked_id(plan_id: str | None) -> str | None:
+    """`--plan`'s value, when it is a plan id (a usage error, HG904, when it is not)."""
+    if plan_id is not None and not plans.PLAN_ID.match(plan_id):
+        raise usage(f"--plan {plan_id!r} is not a valid plan id")
+    return plan_id
+
+
+def require_plan(snap: Snapshot, plan_id: str, message: str) -> None:
+    """A usage error (HG904, `message`) naming the plans there are, when `plan_id` is not one."""
+    if plan_id not in plans.plan_ids(snap):
+        here = ", ".join(plans.plan_ids(snap)) or "none yet (harness-gate plan new)"
+        raise usage(message, f"Plans here: {here}.")
+
+
+def plan_id_for(snap: Snapshot, plan_id: str | None) -> str:
+    """The plan a command on the work tree means (for_command): `--plan`, this
+    branch's selection, or the one plan this branch has open (or started)."""
+    if plan_id is not None:
+        checked_id(plan_id)
+        return plan_id
+    root = snap.root
+    head = git.head(root)
+    origins = branches.locally(root, snap.config, [head] if head else [], frozenset(present(snap)))
+    return for_command(snap, origins, plan_id=None, selected=branches.selected(root))
+
+
+def plan_for(snap: Snapshot, plan_id: str | None) -> tuple[plans.PlanFolder, lifecycle.Lifecycle]:
+    plan_id = plan_id_for(snap, plan_id)
+    folder = plans.load(snap, plan_id)
+    life = lifecycle.replay(folder)
+    if folder.plan is None or life.policy is None or life.plan_sha256 is None:
+        problems = [*folder.findings, *life.findings]
+        what = problems[0].message if problems else "it does not parse"
+        raise Refused("HG201", f"{folder.path}/plan.md", f"plan `{plan_id}` cannot be used: {what}")
+    return folder, life

@@ -15,8 +15,10 @@ from typing import Any
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary
 from harness_gate.artifacts.artifact import Artifact
+from harness_gate.artifacts.kinds import BY_SLUG
 from harness_gate.findings import Finding, finding
 from harness_gate.plans import Entry, PlanFolder
+from harness_gate.snapshot import Snapshot
 
 DEFAULT_BUDGET = 3
 _ROLLED_BACK = "these bytes were approved once, but a newer approval of this artifact replaced them (a rollback)"
@@ -394,3 +396,46 @@ def _replay(folder: PlanFolder) -> Lifecycle:
         r.next_step(),
         tuple(r.findings),
     )
+
+
+def folder_findings(snap: Snapshot, plan_id: str) -> list[Finding]:
+    """What `lint` finds in one plan folder: its artifacts, its lifecycle and its evidence log."""
+    from harness_gate import evidence, plans  # noqa: PLC0415  (lint only)
+
+    folder = plans.load(snap, plan_id)
+    life = replay(folder)
+    log = f"{folder.path}/evidence.jsonl"
+    problems = evidence.validate(log, snap.files[log]) if log in snap.files else []
+    if log in snap.logs:
+        problems = evidence.validate_file(log, snap.logs[log])
+    return [*folder.findings, *life.findings, *problems]
+
+
+def approval_blockers(folder: PlanFolder, path: str) -> list[Finding]:
+    """Why an artifact is not put before the approver: the lifecycle already rejects it
+    (stale binding, no material delta, out of order), and a `y` to it would grant nothing.
+    Stale, rolled back or awaiting approval (HG203, HG216, HG407) is exactly what a new
+    `y` is for."""
+    life = replay(folder)
+    return [
+        f for f in (*folder.findings, *life.findings) if f.path == path and f.code not in ("HG203", "HG216", "HG407")
+    ]
+
+
+def awaiting_approval(folder: PlanFolder) -> str:
+    """The artifact a bare `approve` means: the plan until it is approved, then the newest
+    gated artifact (an amendment, a resume) while it waits for its approval."""
+    plan = folder.plan
+    if (
+        plan is None
+        or approvals_mod.status(folder.approvals, "plan", "plan.md", plan.sha256) is not approvals_mod.Status.APPROVED
+    ):
+        return "plan.md"
+    for entry in reversed(folder.entries):
+        gate = BY_SLUG[entry.slug].gate_name
+        if gate:
+            sha = entry.artifact.sha256 if entry.artifact else ""
+            if approvals_mod.status(folder.approvals, gate, entry.name, sha) is not approvals_mod.Status.APPROVED:
+                return entry.name
+            break
+    return "plan.md"

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import stat
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary, cache
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.artifacts.kinds import BY_SLUG, KINDS, PLAN, Content, KindSpec
+from harness_gate.config import Config
 from harness_gate.findings import Finding, finding
-from harness_gate.snapshot import Snapshot
+from harness_gate.snapshot import Snapshot, cap_for, read_capped
 
 PLAN_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
 NUMBERED = re.compile(r"([0-9]{3})-([a-z][a-z-]*)\.md\Z")
@@ -141,6 +144,11 @@ def root_findings(snap: Snapshot) -> list[Finding]:
     return out
 
 
+def next_path(folder: PlanFolder, slug: str) -> str:
+    """Where the folder's next numbered artifact of this kind goes (`004-review.md`)."""
+    return f"{folder.path}/{len(folder.entries) + 1:03d}-{slug}.md"
+
+
 def load(snap: Snapshot, plan_id: str) -> PlanFolder:
     """The plan folder as `snap` holds it; loaded once per state (and plan)."""
     key = ("plans.load", plan_id)
@@ -198,3 +206,21 @@ def _load(snap: Snapshot, plan_id: str) -> PlanFolder:
             )
             break
     return PlanFolder(plan_id, folder, plan, tuple(records), tuple(entries), tuple(found))
+
+
+def file_findings(name: str, path: Path, cfg: Config) -> list[Finding]:
+    """What `lint` finds in a file outside the artifacts root, read on its own: an artifact,
+    or an approvals log."""
+    from harness_gate.artifacts.parse import parse_artifact  # noqa: PLC0415  (lint only)
+
+    try:
+        # Opening a FIFO (or a device) would wait for a writer, or read forever.
+        if not stat.S_ISREG(path.stat().st_mode):
+            return [finding("HG516", name, "not a regular file")]
+        data = read_capped(path, cap_for(name, cfg))
+    except OSError as exc:
+        return [finding("HG516", name, f"cannot read: {exc.strerror or exc}")]
+    if path.name == "approvals.jsonl":
+        return approvals_mod.parse(name, data)[1]
+    _, found = parse_artifact(name, data, artifacts_dir=cfg.artifacts_dir, max_bytes=cfg.max_artifact_bytes)
+    return found

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_gate import git, lifecycle, plans, snapshot, verification
+from harness_gate import freshness, git, lifecycle, plans, snapshot
 from harness_gate.findings import Finding
 from harness_gate.report import Report, clean, safe
 
@@ -94,7 +94,7 @@ def plan_view(
             "approver": newest_amendment.approver if newest_amendment else None,
             "approved_at": newest_amendment.approved_at if newest_amendment else None,
         }
-    fresh, _ = verification.state_freshness(snap, folder, life, tree)
+    fresh, _ = freshness.state_freshness(snap, folder, life, tree)
     evidence = [
         {
             "command_id": f.command_id,

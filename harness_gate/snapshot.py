@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness_gate import cache, git
 from harness_gate import config as config_mod
-from harness_gate.errors import GitError
+from harness_gate.errors import ConfigError, GitError
 from harness_gate.findings import Finding, finding
 
 if TYPE_CHECKING:
@@ -338,3 +338,35 @@ def assemble(
         else:
             files[b.path] = data[b.oid]
     return Snapshot(label, root, cfg, files, tuple(problems), _root_exists=bool(listed))
+
+
+def trusted_config(
+    root: Path, config_file: str | None, trusted_rev: str | None, *, from_rev: bool = False
+) -> config_mod.Config:
+    """The configuration. `--config FILE` names a file on disk for the index check; for
+    commit ranges it names a path in the trusted commit, never the change under test."""
+    if config_file:
+        path = Path(config_file)
+        try:
+            # resolve(), not normpath: an absolute path through a symlink to the repository
+            # names the same protected file.
+            rel: str | None = (Path.cwd() / path).resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            rel = None
+        if from_rev and trusted_rev:
+            if rel is None:
+                raise ConfigError(f"{config_file} is outside the repository")
+            blobs = [b for b in git.tree_entries(root, trusted_rev, rel) if b.path == rel]
+            if not blobs:
+                raise ConfigError(f"{rel} does not exist in the trusted commit {trusted_rev[:12]}")
+            data = git.read_blobs(root, [blobs[0].oid])[blobs[0].oid]
+        else:
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise ConfigError(f"cannot read {config_file}: {exc.strerror}") from None
+        cfg = config_mod.parse(None, data) if path.name == "pyproject.toml" else config_mod.parse(data, None)
+        # The file is protected where it lives in the repository (gate.protected), so a
+        # change cannot weaken the configuration the next change is judged by.
+        return dataclasses.replace(cfg, source=rel or str(path))
+    return read_config(root, trusted_rev)

@@ -112,6 +112,12 @@ def amendment(
     )
 
 
+VERDICT_PLACEHOLDER = "FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED"
+# Who reviews is the reviewer's to say: the author's own identity would be a claim the
+# author makes about a review they did not write (the review does not lint until filled in).
+IDENTITY_PLACEHOLDER = "FILL_IN: the reviewer's name (not the author's)"
+
+
 def review(
     *,
     binding: dict[str, Any],

@@ -13,6 +13,7 @@ record to something a writer cannot forge alone:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from harness_gate.errors import HarnessGateError
 from harness_gate.findings import Finding, finding
 
 if TYPE_CHECKING:
-    from harness_gate.snapshot import Vouch
+    from harness_gate.snapshot import Snapshot, Vouch
 
 SIGNERS_FILE = boundary.SIGNERS
 _STATUS = {
@@ -270,3 +271,8 @@ def anchors(root: Path, config: Config, *, base: str | None, head: str | None) -
         yield found
     finally:
         found.close()
+
+
+def vouched(snap: Snapshot, anchors: Anchors | None, commit: str | None) -> Snapshot:
+    """The state with its approval records filtered by the check's trust anchors."""
+    return snap if anchors is None else dataclasses.replace(snap, vouch=anchors.vouch(commit))

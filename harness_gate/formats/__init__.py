@@ -344,3 +344,13 @@ def lint_files(files: Files, config: Config, chosen: Sequence[tuple[str, str]]) 
 def worktree_files(root: Path, config: Config) -> list[tuple[str, str]]:
     """(format name, path) of every format file in the work tree (tracked or not ignored)."""
     return matched(Files(root, None, worktree=True), matcher(config))
+
+
+def lint_worktree(root: Path, config: Config, chosen: Sequence[tuple[str, str]]) -> list[Finding]:
+    """`lint_files` on the work tree's copies of the chosen files."""
+    return lint_files(Files(root, None, worktree=True), config, chosen)
+
+
+def format_of(config: Config, rel: str) -> str | None:
+    """The enabled format a path belongs to, if any."""
+    return matcher(config).which(os.fsencode(rel))

@@ -248,7 +248,7 @@ def test_no_git_fact_is_read_once_the_commands_started(repo: Repo, monkeypatch: 
     """Structural: from the first `--reverify` command on, git runs only inside the runs
     themselves (the commands and the work tree's fingerprint after each). Two plans, so a
     second plan's facts read between the runs would show."""
-    from harness_gate import verification
+    from harness_gate import freshness
 
     setup_gated(repo, config=STRICT)
     branch(repo)
@@ -265,7 +265,7 @@ def test_no_git_fact_is_read_once_the_commands_started(repo: Repo, monkeypatch: 
     runs, before = [0], [0]
     inside = [False]
     after: list[object] = []
-    original_run, original_popen = verification.reverify, subprocess.Popen
+    original_run, original_popen = freshness.reverify, subprocess.Popen
 
     def reverify(*args: Any, **kw: Any) -> Any:
         runs[0] += 1
@@ -283,7 +283,7 @@ def test_no_git_fact_is_read_once_the_commands_started(repo: Repo, monkeypatch: 
                 before[0] += 1
         return original_popen(argv, *args, **kw)
 
-    monkeypatch.setattr(verification, "reverify", reverify)
+    monkeypatch.setattr(freshness, "reverify", reverify)
     monkeypatch.setattr(subprocess, "Popen", popen)
     code, found = check(repo, *CI, "--reverify")
     assert runs[0] == 2 and before[0] > 0

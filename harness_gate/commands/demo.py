@@ -15,8 +15,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from harness_gate import check, commands, git, review, verification
-from harness_gate.errors import HarnessGateError
+from harness_gate import entry, git, templates
+from harness_gate.commands import approve, check, complete, init, plan, review, status, verify
+from harness_gate.errors import usage
 from harness_gate.report import Report, write_text
 
 CALC = "def add(a, b):\n    return a + b\n"
@@ -84,7 +85,7 @@ class _Demo:
     def step(self, title: str, typed: str, body: Callable[[], Report], expect: int) -> None:
         self.say(title, typed)
         with _chdir(self.repo):
-            report = body()
+            report = entry.report_of("demo", body)  # a refusal is a report, as on the command line
         buf = io.StringIO()
         write_text(report, buf, color=False)
         self.out.write("".join(f"  {line}\n" for line in buf.getvalue().splitlines()))
@@ -119,7 +120,7 @@ def run(out: TextIO, keep: Path | None = None) -> int:
             with tempfile.TemporaryDirectory(prefix="harness-gate-demo-") as tmp:
                 return _run(out, Path(tmp))
         if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
-            raise HarnessGateError("HG904", f"{keep} is not an empty directory", "Name a new directory for --keep.")
+            raise usage(f"{keep} is not an empty directory", "Name a new directory for --keep.")
         keep.mkdir(parents=True, exist_ok=True)
         code = _run(out, keep.resolve())
         out.write(f"The repository is kept in {keep.resolve()}.\n")
@@ -140,13 +141,13 @@ def _run(out: TextIO, repo: Path) -> int:
 
     def answer(text: bytes) -> Callable[[], Report]:
         prompt = _Indented(out)
-        return lambda: commands.approve(repo, None, None, io.BytesIO(text), prompt, tty=False)
+        return lambda: approve.approve(repo, None, None, io.BytesIO(text), prompt, tty=False)
 
     def gate(stage: str, *, base: str | None = None) -> Callable[[], Report]:
         mode = check.Mode("base", base, "HEAD") if base else check.Mode("staged")
         return lambda: check.run_check(repo, stage=stage, mode=mode, plan_id=None, config_file=None)
 
-    d.step("Adopt harness-gate", "harness-gate init", lambda: commands.init(repo), 0)
+    d.step("Adopt harness-gate", "harness-gate init", lambda: init.init(repo), 0)
     d.shell(
         "Commit the set-up (the adopting commit is not judged)",
         "git add .harness-gate.toml .gitattributes .pre-commit-config.yaml harness "
@@ -158,7 +159,7 @@ def _run(out: TextIO, repo: Path) -> int:
         "Plan: objective, write boundary, verification",
         f"harness-gate plan new add --objective 'Add add()' --boundary 'src/**' --boundary 'tests/**' "
         f"--verify 'tests={test_cmd}'",
-        lambda: commands.plan_new(
+        lambda: plan.plan_new(
             repo,
             "add",
             objective="Add add()",
@@ -191,20 +192,20 @@ def _run(out: TextIO, repo: Path) -> int:
            "git restore --staged README.md && git checkout README.md && harness-gate check --staged",
            gate("pre-commit"), 0)  # fmt: skip
     d.step("Verify: run the plan's required commands on the work tree", "harness-gate verify",
-           lambda: verification.verify(repo, None, ()), 0)  # fmt: skip
+           lambda: verify.verify(repo, None, ()), 0)  # fmt: skip
     d.write("src/calc.py", CALC.replace("a + b", "b + a"))
     d.git("add", "-A")
     d.step("Change a file after verifying: the evidence is for another tree (pre-push warns, CI blocks)",
            "sed -i 's/a + b/b + a/' src/calc.py && git add -A && harness-gate check --stage pre-push --staged",
            gate("pre-push"), 0)  # fmt: skip
-    d.step("Verify again", "harness-gate verify", lambda: verification.verify(repo, None, ()), 0)
+    d.step("Verify again", "harness-gate verify", lambda: verify.verify(repo, None, ()), 0)
     d.step("Ask for a review of exactly this tree, by someone who did not write it",
            "harness-gate review new --reviewer 'Rae Viewer'",
            lambda: review.review_new(repo, None, "Rae Viewer"), 0)  # fmt: skip
     review_path = repo / "harness/plans/add/001-review.md"
     review_path.write_text(
         review_path.read_text()
-        .replace(review.VERDICT_PLACEHOLDER, "PASS")
+        .replace(templates.VERDICT_PLACEHOLDER, "PASS")
         .replace("FILL IN: what the reviewer read", "The diff, the plan and the evidence")
     )
     d.say("The reviewer reads the diff and fills in the verdict: PASS", "$EDITOR harness/plans/add/001-review.md")
@@ -213,12 +214,12 @@ def _run(out: TextIO, repo: Path) -> int:
     d.step("Before it merges, CI wants the plan finished", "harness-gate check --stage ci --base HEAD~2",
            gate("ci", base="HEAD~2"), 1)  # fmt: skip
     d.step("Complete: a fresh passing review and fresh evidence are required", "harness-gate complete",
-           lambda: review.complete(repo, None, None), 0)  # fmt: skip
+           lambda: complete.complete(repo, None, None), 0)  # fmt: skip
     d.shell("Commit the completion", "git add harness && git commit -m 'Complete: add'",
             ("add", "harness"), ("commit", "-qm", "Complete: add"))  # fmt: skip
     d.step("CI judges every commit since the adoption, then the head's evidence and review",
            "harness-gate check --stage ci --base HEAD~3", gate("ci", base="HEAD~3"), 0)  # fmt: skip
     d.step("The plan is completed: it grants no more write authority", "harness-gate status",
-           lambda: commands.status(repo, None), 0)  # fmt: skip
+           lambda: status.status(repo, None), 0)  # fmt: skip
     out.write("\nDemo " + ("finished: every step behaved as shown.\n" if d.ok else "FAILED: see UNEXPECTED above.\n"))
     return 0 if d.ok else 1

@@ -1,4 +1,4 @@
-"""`harness-gate formats list|status` and `lint` for the other harness formats."""
+"""`harness-gate formats list|status`: the files of the other harness formats (docs/formats.md)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness_gate import formats, git, snapshot
+from harness_gate import formats, fsutil, git, snapshot
 from harness_gate.config import Config
-from harness_gate.errors import HarnessGateError
+from harness_gate.errors import usage
 from harness_gate.findings import Finding
 from harness_gate.report import Report
 
@@ -20,26 +20,12 @@ def _chosen(root: Path, cwd: Path, cfg: Config, names: Sequence[str]) -> list[tu
     match = formats.matcher(cfg)
     out = []
     for name in names:
-        full = Path(os.path.normpath(cwd / name))
-        try:
-            rel = full.relative_to(root).as_posix()
-        except ValueError:
-            raise HarnessGateError("HG904", f"{name} is outside the repository") from None
+        rel = fsutil.repository_path(root, cwd, name)
         fmt = match.which(os.fsencode(rel))
         if fmt is None:
-            raise HarnessGateError(
-                "HG904", f"{rel} is not a file of any enabled format", "See docs/formats.md for the paths each finds."
-            )
+            raise usage(f"{rel} is not a file of any enabled format", "See docs/formats.md for the paths each finds.")
         out.append((fmt, rel))
     return out
-
-
-def lint_formats(root: Path, cfg: Config, chosen: Sequence[tuple[str, str]]) -> list[Finding]:
-    return formats.lint_files(formats.Files(root, None, worktree=True), cfg, chosen)
-
-
-def format_of(root: Path, cfg: Config, rel: str) -> str | None:
-    return formats.matcher(cfg).which(os.fsencode(rel))
 
 
 def list_files(cwd: Path) -> Report:

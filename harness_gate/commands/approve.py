@@ -1,0 +1,164 @@
+"""`harness-gate approve`: a human's `y` to a plan, an amendment or a repair resume,
+appended to the plan's approvals.jsonl."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO
+
+from harness_gate import approvals as approvals_mod
+from harness_gate import fsutil, git, governance, lifecycle, plans, snapshot
+from harness_gate import report as report_mod
+from harness_gate.artifacts.artifact import Artifact
+from harness_gate.artifacts.kinds import REPAIR_PLAN
+from harness_gate.artifacts.parse import parse_artifact
+from harness_gate.errors import HarnessGateError, Refused, usage
+from harness_gate.report import Report
+
+
+def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryIO, out: TextIO, *, tty: bool) -> Report:
+    root = git.toplevel(cwd)
+    snap = snapshot.from_worktree(root)
+    if not snap.active:
+        return report_mod.inactive("approve")
+    plan_id = governance.plan_id_for(snap, plan_id)
+    folder = plans.load(snap, plan_id)
+    target = _approval_target(folder, artifact, cwd, root)
+    path = f"{folder.path}/{target}"
+    if path not in snap.files:
+        raise usage(f"{path} does not exist")
+    art, found = parse_artifact(
+        path, snap.files[path], artifacts_dir=snap.artifacts_dir, max_bytes=snap.config.max_artifact_bytes
+    )
+    if art is None:
+        raise Refused.by(found, "not approvable: fix the artifact first")
+    if art.kind is REPAIR_PLAN:
+        raise Refused(
+            "HG208", path, "a Repair Plan is strict/manual compatibility only: approving it grants and records nothing"
+        )
+    gate = art.kind.gate_name
+    if not gate:
+        raise Refused("HG208", path, f"a `# {art.kind.title}` takes no approval")
+    log_problems = [f for f in folder.findings if f.path.endswith("/approvals.jsonl") and f.blocks]
+    if log_problems:
+        raise Refused.by(log_problems, "approvals.jsonl is invalid; nothing appended")
+    if approvals_mod.status(folder.approvals, gate, target, art.sha256) is approvals_mod.Status.APPROVED:
+        return Report("approve", lines=(f"{path} is already approved at sha256 {art.sha256}",))
+    refused = lifecycle.approval_blockers(folder, path)
+    if refused:
+        raise Refused.by(refused, "not approvable: fix the artifact first")
+    approver = git.ident(root)
+    if not approvals_mod.valid_approver(approver):
+        raise usage(
+            f"the git identity {approver!r} holds characters an approval record cannot carry",
+            "Set a plain `git config user.name` and `user.email`.",
+        )
+    out.write("".join(f"{line}\n" for line in _what_is_approved(art)))
+    out.write(f"artifact: {path}\nsha256:   {art.sha256}\napprover: {approver}\n{art.kind.gate} ")
+    out.flush()
+    if tty:
+        raw = stdin.readline(approvals_mod.MAX_ANSWER_BYTES)
+        raw += _pending(stdin)  # a pasted second line is part of the answer, and refused
+    else:
+        raw = stdin.read(approvals_mod.MAX_ANSWER_BYTES + 1)
+        out.write("\n")  # the piped answer is not echoed; end the prompt line
+    if not approvals_mod.answer_approves(raw):
+        shown = raw.decode("utf-8", "backslashreplace")[: approvals_mod.MAX_ANSWER_BYTES]
+        raise Refused("HG208", path, f"answer {shown!r} is not exactly `y`; nothing was written")
+    head = git.head(root)
+    if head is not None and git.is_shallow(root):
+        # A shallow clone's cut looks like a root commit: the record would name a commit
+        # that is no root of the real history, and grant nothing anywhere else.
+        raise HarnessGateError("HG905", "cannot approve in a shallow clone: its root commit is not the repository's")
+    # The record binds the repository by its root commit (None before the first commit).
+    repository = min(git.root_commits(root, head)) if head else None
+    seq = approvals_mod.next_seq(folder.approvals)
+    try:
+        line = approvals_mod.record(gate, target, art.sha256, approver, plan=plan_id, seq=seq, repository=repository)
+    except ValueError as exc:  # the sequence is exhausted (a forged record took the last number)
+        where = f"{folder.path}/approvals.jsonl"
+        raise Refused("HG215", where, f"cannot number a record: {exc}") from None
+    log = root / folder.path / "approvals.jsonl"
+    fsutil.append_record(log, line)
+    return Report(
+        "approve",
+        data={"artifact": path, "sha256": art.sha256, "gate": gate},
+        lines=(
+            f"Approval activated: {gate} {path} sha256 {art.sha256}",
+            f"recorded in {folder.path}/approvals.jsonl; commit it with the artifact",
+        ),
+    )
+
+
+def _what_is_approved(art: Artifact) -> list[str]:
+    """What a `y` approves, said before the hash: a human approves an objective, a boundary
+    and commands (or an amendment's changes, a resume's rounds), not a hash."""
+
+    def commands(strategy: dict[str, Any]) -> list[str]:
+        return [f"  {c['id']}: {c['command']}  (timeout {c['timeout_seconds']}s{', shell' if c.get('shell') else ''})"
+                for c in strategy["required_commands"]]  # fmt: skip
+
+    def patterns(items: Sequence[str]) -> list[str]:
+        return [f"  {p}" for p in items] or ["  None (no path outside the artifacts root may change)"]
+
+    title = art.kind.title
+    if title == "Plan":
+        return [
+            f"objective: {art.value('Objective')}",
+            "write boundary:", *patterns(art.value("Write Boundary")),
+            "verification commands:", *commands(art.value("Verification Strategy")),
+            *(["commands whose writes cannot be modeled:", *(f"  {c}" for c in art.value("Unmodeled Commands"))]
+              if art.value("Unmodeled Commands") else []),
+            "",
+        ]  # fmt: skip
+    if title == "Plan Amendment":
+        changed = [f"  {name}: {d['summary']}" for name, d in art.value("Deltas").items() if d["material"]]
+        return [
+            "changes (material):", *changed,
+            f"objective: {art.value('Objective')}",
+            "write boundary (complete, as amended):", *patterns(art.value("Write Boundary")),
+            "verification commands (as amended):", *commands(art.value("Verification Strategy")),
+            "",
+        ]  # fmt: skip
+    if title == "Repair Resume":
+        return [f"additional repair rounds: {art.value('Additional Budget')['rounds']}", ""]
+    return []
+
+
+def _pending(stdin: BinaryIO) -> bytes:
+    """Whatever a terminal already holds after the first line (a paste), without waiting."""
+    import select  # noqa: PLC0415
+
+    try:
+        fd = stdin.fileno()
+        if select.select([fd], [], [], 0.2)[0]:
+            return os.read(fd, 4096) or b""
+    except (OSError, ValueError):
+        return b""
+    return b""
+
+
+def _approval_target(folder: plans.PlanFolder, artifact: str | None, cwd: Path, root: Path) -> str:
+    if artifact is not None:
+        name = artifact
+        candidate = (cwd / artifact).resolve()
+        if candidate.exists():
+            try:
+                rel = candidate.relative_to(root.resolve()).as_posix()
+            except ValueError:
+                raise usage(f"{artifact} is outside the repository") from None
+            if rel.rsplit("/", 1)[0] != folder.path:
+                raise usage(f"{artifact} is not in {folder.path}/", "Use --plan to pick another plan.")
+            name = rel.rsplit("/", 1)[1]
+        return name
+    return lifecycle.awaiting_approval(folder)
+
+
+def stdin_is_tty() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,256 @@
+"""`harness-gate check`: resolve the change set, read every state, and judge it (ranges.py).
+
+Modes: the index (`--staged`, pre-commit), a commit range (`--range A..B`, pre-push),
+and a pull request (`--base REF [--head REF]`, CI). The configuration always comes from
+the trusted side: HEAD for the index, the range's base otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness_gate import branches, cache, fingerprints, gate, git, governance, history, ranges, snapshot, trust
+from harness_gate.branches import Origins
+from harness_gate.errors import HarnessGateError, usage
+from harness_gate.findings import Finding
+from harness_gate.ranges import Head
+from harness_gate.report import INACTIVE, Report
+
+ADOPTING = "harness-gate: a repository's first commit adopts harness-gate and is not judged"
+
+
+@dataclass(frozen=True)
+class Mode:
+    kind: str  # "staged", "range", "base", "push-new"
+    old: str = ""  # range start, base ref, or remote name for a new branch
+    new: str = ""  # range end or head ref
+
+
+def infer_mode(stage: str | None, staged: bool, range_: str | None, base: str | None, head: str | None) -> Mode:
+    """Pick the change set from the options, then pre-commit's environment; never guess."""
+    given = [x for x in (staged, range_, base) if x]
+    if len(given) > 1:
+        raise usage("give only one of --staged, --range and --base")
+    if head and not base:
+        raise usage("--head goes with --base")
+    if staged:
+        return Mode("staged")
+    if range_:
+        old, sep, new = range_.partition("..")
+        if not sep or not old or not new or new.startswith("."):
+            raise usage(f"--range {range_!r}: expected A..B")
+        return Mode("range", old, new)
+    if base:
+        return Mode("base", base, head or "HEAD")
+    env = os.environ
+    from_ref, to_ref = env.get("PRE_COMMIT_FROM_REF"), env.get("PRE_COMMIT_TO_REF")
+    if from_ref and to_ref and stage in (None, "pre-push"):
+        return Mode("range", from_ref, to_ref)
+    if stage == "pre-push" and env.get("PRE_COMMIT_REMOTE_NAME"):
+        # pre-commit sets no refs when the pushed branch starts at a root commit:
+        # check every commit the remote does not have yet.
+        return Mode("push-new", env["PRE_COMMIT_REMOTE_NAME"], env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD")
+    if stage == "pre-commit" or (stage is None and env.get("PRE_COMMIT") == "1"):
+        return Mode("staged")
+    raise usage(
+        "cannot tell which changes to check",
+        "Pass --staged (pre-commit), --range A..B (pre-push) or --base REF [--head REF] (CI).",
+    )
+
+
+def run_check(
+    cwd: Path,
+    *,
+    stage: str | None,
+    mode: Mode,
+    plan_id: str | None,
+    config_file: str | None,
+    reverify: bool = False,
+    landed: bool = False,
+    location: git.Location | None = None,
+) -> Report:
+    """`landed`: the range is (or is about to become) the base branch's own history, as
+    after a merge to the default branch or in a merge queue's group: evidence recorded for
+    the pull request's head is accepted with a warning when the merged tree differs, and a
+    review may speak of each plan's change as it landed (docs/workflows.md)."""
+    location = location or git.locate(cwd)
+    root = location.toplevel
+    governance.checked_id(plan_id)
+    stage = stage or ("pre-commit" if mode.kind == "staged" else "pre-push")
+    cache.configure(location.cache_dir)
+    runs: list[Callable[[], list[Finding]]] = []
+    try:
+        with contextlib.ExitStack() as stack:
+            if mode.kind == "staged":
+                findings, data, head = _check_index(location, plan_id, config_file, stack)
+            else:
+                findings, data, head = _check_commits(root, mode, plan_id, config_file, stack)
+            if head is not None:
+                head = dataclasses.replace(head, landed=landed)
+                findings.extend(ranges.requirements(root, stage, head, plan_id, reverify=runs if reverify else None))
+    finally:
+        cache.configure(None)
+        git.discard_started()
+    data = {"stage": stage, "mode": mode.kind, **data}
+    if head is not None and head.commit is not None and data.get("active", True) and not data.get("adopting"):
+        # The reviewer's view of the range (prview.py): never on the pre-commit path. Read
+        # before the commands run, as every other fact is (a re-run's verdict is the head's,
+        # never a commit's).
+        data.update(_view(root, head, plan_id, findings))
+    # `--reverify` runs the plans' commands, which run the change's own code: only now,
+    # when every other fact (history, signatures, reviews, the head's fingerprint, the
+    # reviewer's view) is established, so nothing they write (in .git, say) can change any.
+    for run in runs:
+        findings.extend(run())
+    if data.get("adopting"):
+        return Report("check", data=data, lines=(ADOPTING,))
+    if not data.get("active", True):
+        return Report("check", data=data, lines=(INACTIVE,))
+    # One problem reached by two rules (a plan folder's log, read for its artifacts and for
+    # its authority) is reported once.
+    return Report("check", tuple(dict.fromkeys(findings)), data)
+
+
+def _view(root: Path, head: Head, plan_id: str | None, findings: Sequence[Finding]) -> dict[str, Any]:
+    """What a reviewer reads (prview.py): `head`, `plans` (each plan the range used or
+    brought, as its head commit holds it) and `commit_verdicts` (each judged commit's
+    verdict; `commits` stays their count)."""
+    from harness_gate import prview  # noqa: PLC0415  (not on the pre-commit path)
+
+    assert head.commit is not None  # noqa: S101  (ranges only)
+    snap = head.snapshot
+    here = set(governance.present(snap))
+    wanted = sorted(({*head.used, *ranges.plans_brought(head, here)} if plan_id is None else {plan_id}) & here)
+    tree = head.tree() if wanted else ""
+    signed = bool(head.anchors is not None and head.anchors.signed)
+    views = [prview.plan_view(root, snap, p, tree, commit=head.commit, signed=signed) for p in wanted]
+    return {
+        "head": head.commit,
+        "plans": views,
+        "commit_verdicts": prview.commit_views(root, head.judged, findings),
+    }
+
+
+def _check_index(
+    location: git.Location, plan_id: str | None, config_file: str | None, stack: contextlib.ExitStack[bool | None]
+) -> tuple[list[Finding], dict[str, Any], Head | None]:
+    root = location.toplevel
+    head = location.head
+    if head is None:
+        # A repository's first commit has nothing to trust: it is the commit that adopts
+        # harness-gate (its configuration, its hooks), not judged by the rules it brings.
+        return [], {"active": False, "adopting": True, "changes": 0, "commits": 0}, None
+    cfg = snapshot.trusted_config(root, config_file, head)
+    if not gate.active_at(root, head, cfg):
+        return [], {"active": False, "changes": 0, "commits": 0}, None
+    snapshot.prefetch_index(root, cfg)  # listed by git while the diff is parsed here
+    changes = git.staged_changes(root, head)
+    others = git.merge_heads(location)
+    if others:
+        changes = ranges.merge_own(root, changes, [git.staged_changes(root, o) for o in others], [head, *others], None)
+    new = snapshot.from_index(root, cfg)
+    anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
+    new = trust.vouched(new, anchors, None)
+    parents = [head, *others]
+
+    def olds() -> list[snapshot.Snapshot]:
+        return [snapshot.from_commit(root, r, cfg) for r in parents]
+
+    @functools.cache
+    def origins() -> Origins:
+        # Without a merge, the diff against HEAD says which plans this commit starts.
+        plans_added = (
+            None if others else snapshot.plans_in(map(gate.decode, gate.added_plans(changes)), cfg.artifacts_dir)
+        )
+        added = None if plans_added is None else frozenset(plans_added)
+        return branches.locally(root, cfg, parents, frozenset(governance.present(new)), added=added)
+
+    def fork() -> str | None:
+        base = git.default_base(root, cfg.base_branch)
+        return git.merge_base(root, base, head) if base else head
+
+    data: dict[str, Any] = {"active": True, "changes": len(changes), "commits": 0}
+    code = gate.touches_code(changes, cfg.artifacts_dir)
+    used: set[str] = set()
+    state = gate.State(
+        "index", None, changes, new, olds, merge=bool(others), first_parent=head, parent=head, load_origins=origins,
+        load_selected=lambda: branches.selected(root),
+    )  # fmt: skip
+    found = gate.check_state(state, plan_id, used=used)
+    return found, data, Head(
+        new, lambda: fingerprints.of(root, cfg, None), code, frozenset(used), anchors=anchors, origins=origins,
+        fork=fork,
+    )  # fmt: skip
+
+
+def _check_commits(
+    root: Path, mode: Mode, plan_id: str | None, config_file: str | None, stack: contextlib.ExitStack[bool | None]
+) -> tuple[list[Finding], dict[str, Any], Head | None]:
+    new_ref = git.resolve(root, mode.new)
+    if new_ref is None:
+        raise usage(f"{mode.new!r} does not name a commit")
+    if mode.kind == "push-new":
+        return _push_new(root, new_ref, mode.old, plan_id, config_file, stack=stack)
+    old_ref = git.resolve(root, mode.old) if set(mode.old) != {"0"} else None
+    if old_ref is None:
+        if git.is_shallow(root):
+            raise HarnessGateError("HG905", f"{mode.old!r} is not in this shallow clone")
+        remote = os.environ.get("PRE_COMMIT_REMOTE_NAME")
+        if mode.kind == "range" and remote:
+            # A force-push over a commit never fetched: the remote's branches bound it.
+            return _push_new(root, new_ref, remote, plan_id, config_file, stack=stack)
+        raise usage(f"{mode.old!r} does not name a commit")
+    if mode.kind == "base" and git.merge_base(root, old_ref, new_ref) is None:
+        if git.is_shallow(root):
+            raise HarnessGateError("HG905", f"no merge base of {mode.old} and {mode.new} in this shallow clone")
+        raise usage(f"{mode.old} and {mode.new} share no history; nothing can be compared")
+    listing = git.commits(root, new_ref, [old_ref])
+    trusted_cfg = snapshot.trusted_config(root, config_file, old_ref, from_rev=True)
+    states = history.History(root, trusted_cfg, listing, extra=(old_ref, new_ref))
+    # A pushed range's old side is the branch's own earlier tip, not where it left its base:
+    # the branch's change is measured from the base branch, as its pull request will be.
+    fork_from = (git.default_base(root, trusted_cfg.base_branch) or old_ref) if mode.kind == "range" else old_ref
+    if gate.active(trusted_cfg, states.snapshot(old_ref)):
+        anchors = stack.enter_context(trust.anchors(root, trusted_cfg, base=old_ref, head=new_ref))
+        return ranges.judge(
+            root, listing, cfg=trusted_cfg, head_oid=new_ref, plan_id=plan_id, every=True, anchors=anchors,
+            base=old_ref, states=states, fork_from=fork_from,
+        )  # fmt: skip
+    # The base predates adoption: judge every commit made with the gate on, under the
+    # configuration the pushed head carries (there is no older one to trust).
+    cfg = snapshot.trusted_config(root, config_file, new_ref, from_rev=True)
+    anchors = stack.enter_context(trust.anchors(root, cfg, base=old_ref, head=new_ref))
+    return ranges.judge(
+        root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=False, anchors=anchors, base=old_ref,
+        states=states, fork_from=fork_from,
+    )  # fmt: skip
+
+
+def _push_new(
+    root: Path,
+    new_ref: str,
+    remote: str,
+    plan_id: str | None,
+    config_file: str | None,
+    *,
+    stack: contextlib.ExitStack[bool | None],
+) -> tuple[list[Finding], dict[str, Any], Head | None]:
+    """A push with no usable old tip: every commit the remote's branches do not have."""
+    listing = git.commits(root, new_ref, [], not_remote=remote)
+    cfg = snapshot.trusted_config(root, config_file, new_ref, from_rev=True)
+    # A repository's first push may carry history from before it adopted harness-gate;
+    # a branch pushed to a remote that already has branches (an orphan, say) is judged whole.
+    first_push = not git.remote_has_branches(root, remote)
+    # No commit here is trusted: signed approvals have no allowed_signers to check against.
+    anchors = stack.enter_context(trust.anchors(root, cfg, base=None, head=new_ref))
+    return ranges.judge(
+        root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=not first_push, anchors=anchors,
+        fork_from=git.default_base(root, cfg.base_branch),
+    )  # fmt: skip

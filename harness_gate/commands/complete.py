@@ -1,0 +1,76 @@
+"""`harness-gate complete [--cancel]`: the Completion that ends a plan (docs/lifecycle.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness_gate import fingerprints, freshness, fsutil, git, governance, lifecycle, plans, snapshot, templates
+from harness_gate.errors import Refused
+from harness_gate.report import Report, inactive
+
+
+def complete(cwd: Path, plan_id: str | None, summary: str | None, *, cancel: bool = False) -> Report:
+    root = git.toplevel(cwd)
+    snap = snapshot.from_worktree(root)
+    if not snap.active:
+        return inactive("complete")
+    folder, life = governance.plan_for(snap, plan_id)
+    if life.state in lifecycle.ENDED:
+        raise Refused("HG411", f"{folder.path}/plan.md", f"plan `{folder.plan_id}` is already {life.state.value}")
+    if cancel:
+        return _cancel(root, snap, folder, life, summary)
+    if life.findings or folder.findings:
+        first = (*folder.findings, *life.findings)[0]
+        raise Refused(
+            first.code, first.path, f"the plan folder has findings: {first.message}", "Run `harness-gate lint`."
+        )
+    latest = freshness.latest_review(folder)
+    if life.state is not lifecycle.State.REVIEWING or latest is None:
+        raise Refused(
+            "HG405", f"{folder.path}/plan.md",
+            f"plan `{folder.plan_id}` is {life.state.value}: completion needs a PASS or PASS_WITH_NOTES review",
+            "Ask for a review first: `harness-gate review new`, and have the reviewer fill it in.",
+        )  # fmt: skip
+    name, review = latest
+    tree = fingerprints.fingerprint_worktree(root, snap.config)
+    if review.value("Binding")["tree"] != tree:
+        raise Refused(
+            "HG413", f"{folder.path}/{name}",
+            f"{name} reviewed tree {review.value('Binding')['tree'][:12]}, the work tree is {tree[:12]}",
+            "The files changed after the review: `harness-gate verify`, then `harness-gate review new`.",
+        )  # fmt: skip
+    refs = freshness.require_fresh_evidence(snap, folder, life, tree)
+    assert life.plan_sha256 is not None  # noqa: S101
+    text = templates.completion(
+        binding={"plan_sha256": life.plan_sha256, "amendment_sha256": life.amendment_sha256, "review": name,
+                 "review_sha256": review.sha256, "tree": tree},
+        summary=summary or f"Completed with {name} ({review.value('Verdict')}) on tree {tree}.",
+        evidence=refs,
+        outcome="completed",
+    )  # fmt: skip
+    rel = plans.next_path(folder, "completion")
+    fsutil.write_atomic(root / rel, text.encode("utf-8"))
+    return Report("complete", data={"path": rel, "tree": tree}, lines=(
+        f"wrote {rel}: plan `{folder.plan_id}` is completed (it grants no more write authority)",
+    ))  # fmt: skip
+
+
+def _cancel(
+    root: Path, snap: snapshot.Snapshot, folder: plans.PlanFolder, life: lifecycle.Lifecycle, summary: str | None
+) -> Report:
+    """A Completion with outcome `cancelled`: the plan ends without a review; it grants no
+    more write authority, and code it authorised still needs its evidence (docs/lifecycle.md)."""
+    assert life.plan_sha256 is not None  # noqa: S101  (plan_for checked it)
+    tree = fingerprints.fingerprint_worktree(root, snap.config)
+    text = templates.completion(
+        binding={"plan_sha256": life.plan_sha256, "amendment_sha256": life.amendment_sha256, "review": None,
+                 "review_sha256": None, "tree": tree},
+        summary=summary or "Cancelled.",
+        evidence=[],
+        outcome="cancelled",
+    )  # fmt: skip
+    rel = plans.next_path(folder, "completion")
+    fsutil.write_atomic(root / rel, text.encode("utf-8"))
+    return Report("complete", data={"path": rel, "tree": tree, "outcome": "cancelled"}, lines=(
+        f"wrote {rel}: plan `{folder.plan_id}` is cancelled (it grants no more write authority)",
+    ))  # fmt: skip

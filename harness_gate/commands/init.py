@@ -1,0 +1,83 @@
+"""`harness-gate init`: the artifacts root, the configuration, .gitattributes and the hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness_gate import fsutil, git, hooks, snapshot
+from harness_gate.report import Report
+
+GITATTRIBUTES_LINES = (
+    # Artifacts are hashed byte for byte: no end-of-line conversion on any platform.
+    "harness/** -text",
+    "harness/plans/*/approvals.jsonl merge=union",
+    "harness/plans/*/evidence.jsonl merge=union",
+)
+
+
+CONFIG_TEMPLATE = """\
+# harness-gate configuration (docs/config.md)
+artifacts_dir = "harness"
+"""
+
+
+def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
+    root = git.toplevel(cwd)
+    lines: list[str] = []
+    for runtime in agents:  # checked first: a settings file it cannot merge writes nothing at all
+        hooks.agent_settings(root, runtime)
+    cfg = root / ".harness-gate.toml"
+    if not cfg.exists():
+        fsutil.write_atomic(cfg, CONFIG_TEMPLATE.encode())
+        lines.append("wrote .harness-gate.toml")
+    snap = snapshot.from_worktree(root)
+    keep = root / snap.artifacts_dir / "plans" / ".gitkeep"
+    if not keep.exists():
+        fsutil.write_atomic(keep, b"")
+        lines.append(f"wrote {snap.artifacts_dir}/plans/.gitkeep")
+    attrs = root / ".gitattributes"
+    old = attrs.read_text("utf-8") if attrs.exists() else ""
+    wanted = [ln.replace("harness/", snap.artifacts_dir + "/", 1) for ln in GITATTRIBUTES_LINES]
+    missing = [ln for ln in wanted if ln not in old.splitlines()]
+    if missing:
+        sep = "" if not old or old.endswith("\n") else "\n"
+        fsutil.write_atomic(attrs, (old + sep + "\n".join(missing) + "\n").encode())
+        lines.append("added merge=union for the JSONL logs to .gitattributes")
+    pcc = root / ".pre-commit-config.yaml"
+    config = hooks.local_config(snap.artifacts_dir)
+    if not pcc.exists():
+        fsutil.write_atomic(pcc, config.encode())
+        lines.append("wrote .pre-commit-config.yaml")
+    elif all(f"id: {hook.id}" in pcc.read_text("utf-8", "replace") for hook in hooks.HOOKS):
+        lines.append(".pre-commit-config.yaml has harness-gate's hooks")
+    else:
+        # Someone else's configuration: never rewritten, and said once what to add to it.
+        lines.append(
+            ".pre-commit-config.yaml exists: add harness-gate's hooks to it (this entry under `repos:`, and "
+            f"`default_install_hook_types: [{', '.join(hooks.INSTALL_TYPES)}]` at its top):\n"
+            + config[config.index("  - repo: local") :]
+        )
+    agent_files = []
+    for runtime in agents:
+        path, merged, changed = hooks.agent_settings(root, runtime)
+        agent_files.append(path)
+        if changed:
+            fsutil.write_atomic(root / path, merged)
+            lines.append(f"wrote the {runtime} agent hook to {path}")
+        else:
+            lines.append(f"{path} has harness-gate's agent hook")
+    types = " ".join(f"--hook-type {t}" for t in hooks.INSTALL_TYPES)
+    set_up = [".harness-gate.toml", ".gitattributes", ".pre-commit-config.yaml", snap.artifacts_dir, *agent_files]
+    # Only the set-up's own files: `git add -A` would sweep work in progress into the adoption.
+    steps = (
+        [f"git add {' '.join(set_up)} && git commit -m 'Adopt harness-gate'   (the adopting commit is not judged)"]
+        if git.status_records(root, *set_up)
+        else []
+    )
+    steps += [
+        f"pre-commit install {types}   (in each clone)",
+        "harness-gate plan new ID --objective '...' --boundary 'src/**' --verify 'tests=pytest -q'",
+    ]
+    lines += [("next: " if i == 0 else "      ") + step for i, step in enumerate(steps)]
+    return Report("init", lines=tuple(lines))

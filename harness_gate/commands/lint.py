@@ -1,0 +1,89 @@
+"""`harness-gate lint`: validate plans, records and their lifecycle, and the other formats' files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness_gate import cache, formats, git, lifecycle, plans, snapshot
+from harness_gate import report as report_mod
+from harness_gate.errors import usage
+from harness_gate.findings import Finding, finding
+from harness_gate.report import Report
+
+
+def lint(cwd: Path, files: Sequence[str]) -> Report:
+    """Lint everything under the artifacts root, or what FILES (files or folders) name.
+
+    A file inside a plan folder lints that whole folder (its lifecycle needs the
+    context) plus the layout rules for the file itself; a file outside the artifacts
+    root is parsed on its own.
+    """
+    location = git.locate(cwd)
+    # The parse cache the check hook fills: at a commit, lint runs after it on the same
+    # bytes and reads the clean parses back instead of importing the parsers again.
+    cache.configure(location.cache_dir)
+    try:
+        return _lint(cwd, location.toplevel, files)
+    finally:
+        cache.configure(None)
+
+
+def _lint(cwd: Path, root: Path, files: Sequence[str]) -> Report:
+    snap = snapshot.from_worktree(root)
+    if not files:
+        if not snap.active:
+            return report_mod.inactive("lint")
+        return Report("lint", tuple(_lint_all(snap)))
+    found: list[Finding] = []
+    folders: set[str] = set()
+    scopes: set[str] = set()  # paths and folder prefixes whose layout findings apply
+    prefix = snap.artifacts_dir + "/"
+    real_root = root.resolve()
+    for name in files:
+        path = Path(os.path.normpath(cwd / name))
+        try:
+            rel = path.relative_to(real_root).as_posix()
+        except ValueError:
+            rel = None
+        if rel is not None and (rel + "/").startswith(prefix):
+            if rel + "/" == prefix:
+                return Report("lint", tuple(_lint_all(snap)))
+            if not path.exists() and not path.is_symlink():
+                found.append(finding("HG516", rel, "no such file"))
+                continue
+            parts = rel[len(prefix) :].split("/")
+            if parts == ["plans"]:
+                folders.update(i for i in plans.plan_ids(snap) if plans.PLAN_ID.match(i))
+                scopes.add(rel + "/")
+                continue
+            if parts[0] == "plans" and plans.PLAN_ID.match(parts[1]):
+                folders.add(parts[1])
+            scopes.add(rel + "/" if path.is_dir() else rel)
+            continue
+        if path.is_dir():
+            raise usage(f"{name} is a directory outside the artifacts root `{prefix}`")
+        kind = formats.format_of(snap.config, rel) if rel is not None else None
+        if kind is not None and rel is not None:  # a file of another harness format (docs/formats.md)
+            found.extend(formats.lint_worktree(root, snap.config, [(kind, rel)]))
+            continue
+        found.extend(plans.file_findings(name, path, snap.config))
+    layout = plans.root_findings(snap)
+    found.extend(f for f in layout if any(f.path == s or (s.endswith("/") and f.path.startswith(s)) for s in scopes))
+    for plan_id in sorted(folders):
+        found.extend(lifecycle.folder_findings(snap, plan_id))
+    return Report("lint", tuple(found))
+
+
+def _lint_all(snap: snapshot.Snapshot) -> list[Finding]:
+    found = plans.root_findings(snap)
+    for plan_id in plans.plan_ids(snap):
+        found.extend(lifecycle.folder_findings(snap, plan_id))
+    chosen = formats.worktree_files(snap.root, snap.config)
+    found.extend(formats.lint_worktree(snap.root, snap.config, chosen))
+    return found
+
+
+def _lint_root(snap: snapshot.Snapshot) -> list[Finding]:
+    return plans.root_findings(snap)

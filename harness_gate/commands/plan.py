@@ -1,0 +1,233 @@
+"""`harness-gate plan new|amend|use`: write a plan, write its next amendment, pick the plan
+this branch means."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness_gate import boundary as boundary_mod
+from harness_gate import branches, fsutil, git, governance, lifecycle, plans, snapshot, templates
+from harness_gate import report as report_mod
+from harness_gate.artifacts.parse import parse_artifact
+from harness_gate.errors import HarnessGateError, Refused, usage
+from harness_gate.findings import Finding, Severity
+from harness_gate.report import Report
+
+
+def _bad_options(problems: Sequence[Finding], what: str) -> HarnessGateError:
+    """Options that would make an invalid artifact are a usage error (nothing is written):
+    said as the problem, without the line of a file that does not exist."""
+    first = next((f for f in problems if f.severity is Severity.ERROR), None)
+    message = first.message if first else "it does not validate"
+    return usage(f"the options make an invalid {what}, not written: {message}", "Fix that option and run it again.")
+
+
+def _check_id(plan_id: str) -> None:
+    if not plans.PLAN_ID.match(plan_id):
+        raise usage(f"plan id {plan_id!r} is invalid", "Plan ids match [a-z0-9][a-z0-9._-]{0,63}.")
+
+
+def _check_patterns(option: str, patterns: Sequence[str], artifacts_dir: str) -> None:
+    for pattern, reason in boundary_mod.validate_all(patterns, artifacts_dir):
+        raise usage(f"{option} {pattern!r}: {reason}", "docs/boundary.md gives the pattern dialect.")
+
+
+def parse_verify(spec: str, timeout: int) -> dict[str, Any]:
+    ident, sep, command = spec.partition("=")
+    if not sep or not ident or not command.strip():
+        raise usage(f"--verify {spec!r}: expected ID=COMMAND", "e.g. --verify 'tests=pytest -q'")
+    return {"id": ident, "command": command, "timeout_seconds": timeout}
+
+
+def plan_new(
+    cwd: Path,
+    plan_id: str,
+    *,
+    objective: str,
+    acceptance: Sequence[str],
+    scope: str | None,
+    boundary: Sequence[str],
+    verify: Sequence[str],
+    timeout: int,
+    kind: str,
+    mode: str,
+    risks: Sequence[str],
+) -> Report:
+    root = git.toplevel(cwd)
+    _check_id(plan_id)
+    if not verify:
+        raise usage("at least one --verify 'ID=COMMAND' is required", "Every plan carries its verification commands.")
+    snap = snapshot.from_worktree(root)
+    folder = root / snap.artifacts_dir / "plans" / plan_id
+    if folder.exists():
+        raise usage(
+            f"{folder.relative_to(root).as_posix()} already exists", "Pick another id; plans are never overwritten."
+        )
+    _check_patterns("--boundary", boundary, snap.artifacts_dir)
+    text = templates.plan(
+        objective=objective,
+        acceptance=list(acceptance) or ["Every required verification command passes on the committed tree."],
+        scope=scope or "Only the paths in the Write Boundary.",
+        boundary=[b for b in boundary if b != "None"],
+        commands=[parse_verify(v, timeout) for v in verify],
+        kind=kind,
+        execution_mode=mode,
+        risks=risks,
+    )
+    rel = f"{snap.artifacts_dir}/plans/{plan_id}/plan.md"
+    art, found = parse_artifact(rel, text.encode(), artifacts_dir=snap.artifacts_dir)
+    if art is None:
+        raise _bad_options(found, "plan")
+    fsutil.write_atomic(root / rel, text.encode())
+    # This branch's local pick, for when it has more than one plan open (never committed).
+    branch = branches.select(root, plan_id) if git.head(root) is not None else None
+    picked = (f"picked for branch `{branch}` (harness-gate plan use)",) if branch else ()
+    return Report(
+        "plan new",
+        data={"plan": plan_id, "path": rel, "sha256": art.sha256},
+        lines=(
+            f"wrote {rel} (sha256 {art.sha256})",
+            *picked,
+            "next: review the plan, then `harness-gate approve`",
+        ),
+    )
+
+
+def plan_amend(
+    cwd: Path,
+    plan_id: str | None,
+    *,
+    objective: str | None,
+    add_boundary: Sequence[str],
+    remove_boundary: Sequence[str],
+    add_verify: Sequence[str],
+    remove_verify: Sequence[str],
+    timeout: int,
+    why: str | None,
+) -> Report:
+    """Write the next Plan Amendment: the plan's effective policy with these changes, its
+    deltas marked, bound to the plan and the amendment in force, ready for `approve`."""
+    root = git.toplevel(cwd)
+    snap = snapshot.from_worktree(root)
+    if not snap.active:
+        return report_mod.inactive("plan amend")
+    folder, life = governance.plan_for(snap, plan_id)
+    plan_md = f"{folder.path}/plan.md"
+    if life.state in lifecycle.ENDED:
+        raise Refused("HG411", plan_md, f"plan `{folder.plan_id}` is {life.state.value}: start a new plan instead")
+    if life.state is lifecycle.State.AWAITING_AMENDMENT:
+        raise Refused(
+            "HG407", plan_md, "an amendment is waiting for its approval", "Approve it first: harness-gate approve"
+        )
+    if life.policy is None or life.plan_sha256 is None:
+        raise Refused("HG201", plan_md, f"plan `{folder.plan_id}` does not parse")
+    policy = life.policy
+    source = next((e.artifact for e in folder.entries if e.path == policy.source), None) or folder.plan
+    assert source is not None  # noqa: S101  (a parsed plan: plan_for checked it)
+    _check_patterns("--add-boundary", add_boundary, snap.artifacts_dir)
+    boundary = [p for p in policy.boundary if p not in remove_boundary]
+    unknown = [p for p in remove_boundary if p not in policy.boundary]
+    if unknown:
+        raise usage(
+            f"--remove-boundary {unknown[0]!r} is not in the boundary ({', '.join(policy.boundary) or 'None'})",
+            "Name a pattern exactly as the boundary lists it.",
+        )
+    boundary += [p for p in dict.fromkeys(add_boundary) if p not in boundary]
+    current = list(policy.verification["required_commands"])
+    ids = {c["id"] for c in current}
+    gone = [i for i in remove_verify if i not in ids]
+    if gone:
+        raise usage(f"--remove-verify {gone[0]!r} is not a required command ({', '.join(sorted(ids))})")
+    commands = [c for c in current if c["id"] not in remove_verify]
+    for spec in add_verify:
+        added = parse_verify(spec, timeout)
+        if added["id"] in {c["id"] for c in commands}:
+            raise usage(f"--add-verify {spec!r}: `{added['id']}` is already required", "Remove it first to change it.")
+        commands.append(added)
+    new_objective = objective if objective is not None else source.value("Objective")
+
+    def delta(changed: bool, summary: str) -> dict[str, Any]:
+        return {"material": changed, "summary": summary if changed else "Unchanged."}
+
+    bounds = [f"adds {', '.join(add_boundary)}" if add_boundary else "", f"removes {', '.join(remove_boundary)}"
+              if remove_boundary else ""]  # fmt: skip
+    checks = [f"adds {', '.join(a.partition('=')[0] for a in add_verify)}" if add_verify else "",
+              f"removes {', '.join(remove_verify)}" if remove_verify else ""]  # fmt: skip
+    deltas = {
+        # The old objective in the summary: approve shows the deltas, so a human sees both.
+        "objective": delta(
+            new_objective != source.value("Objective"),
+            f"{why + ' ' if why else ''}(was: {source.value('Objective')})",
+        ),
+        "acceptance_criteria": delta(False, ""),
+        "scope": delta(False, ""),
+        "write_boundary": delta(boundary != list(policy.boundary), "; ".join(b for b in bounds if b)),
+        "verification": delta(commands != current, "; ".join(c for c in checks if c)),
+        "risk": delta(False, ""),
+    }
+    if not any(d["material"] for d in deltas.values()):
+        raise usage(
+            "nothing to amend", "Give --objective, --add-boundary, --remove-boundary, --add-verify or --remove-verify."
+        )
+    text = templates.amendment(
+        plan_sha256=life.plan_sha256,
+        amendment_sha256=life.amendment_sha256,
+        deltas=deltas,
+        objective=new_objective,
+        acceptance=[
+            line.removeprefix("- ") for line in source.value("Acceptance Criteria").splitlines() if line.strip()
+        ],
+        scope=source.value("Scope"),
+        boundary=boundary,
+        verification={"kind": policy.verification["kind"], "required_commands": commands},
+        unmodeled=policy.unmodeled_commands,
+        risks=_section_markdown(snap.files.get(source.path, b""), "Risks") or source.value("Risks"),
+    )
+    rel = plans.next_path(folder, "amendment")
+    art, problems = parse_artifact(rel, text.encode(), artifacts_dir=snap.artifacts_dir)
+    if art is None:
+        raise _bad_options(problems, "amendment")
+    fsutil.write_atomic(root / rel, text.encode())
+    changed = [f"  {name}: {d['summary']}" for name, d in deltas.items() if d["material"]]
+    return Report("plan amend", data={"plan": folder.plan_id, "path": rel, "sha256": art.sha256}, lines=(
+        f"wrote {rel} (sha256 {art.sha256})", *changed,
+        "next: review it, then `harness-gate approve` (the plan keeps its policy until then)",
+    ))  # fmt: skip
+
+
+def _section_markdown(data: bytes, title: str) -> str | None:
+    """A section's Markdown as written (its lists keep their markers), or None."""
+    lines = data.decode("utf-8", "replace").splitlines()
+    out: list[str] | None = None
+    fence = False
+    for line in lines:
+        if line.startswith(("```", "~~~")):
+            fence = not fence
+        if not fence and line.startswith("## "):
+            if out is not None:
+                break
+            if line[3:].strip() == title:
+                out = []
+                continue
+        if out is not None:
+            out.append(line)
+    text = "\n".join(out).strip() if out is not None else ""
+    return text or None
+
+
+def plan_use(cwd: Path, plan_id: str) -> Report:
+    """Pick the plan this branch's local commands and hook use when it has several open."""
+    root = git.toplevel(cwd)
+    _check_id(plan_id)
+    snap = snapshot.from_worktree(root)
+    if not snap.active:
+        return report_mod.inactive("plan use")
+    governance.require_plan(snap, plan_id, f"there is no plan `{plan_id}` in {snap.artifacts_dir}/plans/")
+    branch = branches.select(root, plan_id)
+    if branch is None:
+        raise usage("HEAD is detached: a pick is kept per branch", "Check out a branch first.")
+    return Report("plan use", data={"plan": plan_id, "branch": branch}, lines=(
+        f"branch `{branch}` uses plan `{plan_id}` (kept in .git/config as branch.{branch}.{branches.SELECTION_KEY})",
+    ))  # fmt: skip

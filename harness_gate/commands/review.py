@@ -1,0 +1,40 @@
+"""`harness-gate review new`: a review bound to the work tree, the branch's change and the
+fresh evidence, for a reviewer who did not write the change to fill in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness_gate import fingerprints, freshness, fsutil, git, governance, lifecycle, plans, snapshot, templates
+from harness_gate.errors import Refused
+from harness_gate.report import Report, inactive
+
+
+def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
+    root = git.toplevel(cwd)
+    snap = snapshot.from_worktree(root)
+    if not snap.active:
+        return inactive("review new")
+    folder, life = governance.plan_for(snap, plan_id)
+    if life.state is lifecycle.State.CANCELLED:
+        raise Refused("HG411", f"{folder.path}/plan.md", f"plan `{folder.plan_id}` is cancelled")
+    tree = fingerprints.fingerprint_worktree(root, snap.config)
+    refs = freshness.require_fresh_evidence(snap, folder, life, tree)
+    assert life.plan_sha256 is not None  # noqa: S101  (_plan checked it)
+    text = templates.review(
+        binding={"plan_sha256": life.plan_sha256, "amendment_sha256": life.amendment_sha256, "tree": tree,
+                 "change": freshness.branch_change(root, snap.config, tree), "evidence": refs},
+        identity=reviewer or templates.IDENTITY_PLACEHOLDER,
+        scope="FILL IN: what the reviewer read (the diff, the plan, the evidence).",
+        findings=[],
+        verdict=templates.VERDICT_PLACEHOLDER,
+    )  # fmt: skip
+    rel = plans.next_path(folder, "review")
+    fsutil.write_atomic(root / rel, text.encode("utf-8"))
+    again = " (a re-review: the plan stays completed)" if life.state is lifecycle.State.COMPLETED else ""
+    return Report("review new", data={"path": rel, "tree": tree}, lines=(
+        f"wrote {rel} bound to tree {tree[:12]}, the branch's change and {len(refs)} evidence record(s){again}",
+        "next: a reviewer who did not write the change fills in Reviewer identity, Scope Reviewed, Findings and "
+        "Verdict "
+        "(it does not lint until the verdict is one of PASS, PASS_WITH_NOTES, REPAIR_REQUIRED, BLOCKED)",
+    ))  # fmt: skip

@@ -1,0 +1,194 @@
+"""`harness-gate status`: the plan's state, evidence and next step (it informs, never blocks)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness_gate import config as config_mod
+from harness_gate import evidence, fingerprints, freshness, git, governance, lifecycle, plans, snapshot, templates
+from harness_gate import report as report_mod
+from harness_gate.errors import HarnessGateError, usage
+from harness_gate.findings import Finding, Severity, finding
+from harness_gate.report import Report
+
+
+def status(cwd: Path, plan_id: str | None) -> Report:
+    root = git.toplevel(cwd)
+    snap = snapshot.from_worktree(root)
+    if not snap.active:
+        return report_mod.inactive("status")
+    found: list[Finding] = _ignored_config(root)
+    try:
+        plan_id = governance.plan_id_for(snap, plan_id)
+    except HarnessGateError as exc:
+        if exc.code not in ("HG201", "HG222"):
+            raise
+        line = f"plan:       none chosen: {exc.message}"
+        return Report("status", (), {"active": True, "plan": None}, lines=(line, f"next:       {exc.hint}"))
+    folder = plans.load(snap, plan_id)
+    governance.require_plan(
+        snap, plan_id, f"there is no plan `{plan_id}` here ({snap.artifacts_dir}/plans/{plan_id}/ is missing)"
+    )
+    life = lifecycle.replay(folder)
+    found.extend(folder.findings)
+    found.extend(life.findings)
+    records = git.status_records(root, snap.artifacts_dir + "/")
+    unstaged = [path for xy, path in records if xy == "??" or xy[1] != " "]
+    policy = life.policy
+    fresh: list[evidence.Freshness] = []
+    tree = ""
+    untracked: list[Finding] = []
+    if policy is not None:
+        tree = fingerprints.fingerprint_worktree(root, snap.config)
+        fresh, problems = freshness.state_freshness(snap, folder, life, tree)
+        found.extend(problems)
+        if life.state not in lifecycle.ENDED - {lifecycle.State.COMPLETED}:
+            untracked = fingerprints.untracked_warning(root, snap.config, f"{folder.path}/evidence.jsonl")
+            found.extend(untracked)
+    next_step = _next_step(
+        snap, folder, life, fresh, uncommitted=[path for _, path in records], untracked=bool(untracked)
+    )
+    # status informs, it never blocks: what it finds is what `lint` and `check` would say.
+    found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
+    data: dict[str, Any] = {
+        "active": True,
+        "plan": plan_id,
+        "state": life.state.value,
+        "write_authority": life.grants_writes,
+        "plan_sha256": life.plan_sha256,
+        "plan_approval": life.plan_approval.value,
+        "amendment_sha256": life.amendment_sha256,
+        "boundary": list(policy.boundary) if policy else [],
+        "unmodeled_commands": list(policy.unmodeled_commands) if policy else [],
+        "required_commands": [
+            {"id": c["id"], "command": c["command"], "timeout_seconds": c["timeout_seconds"]}
+            for c in (policy.verification["required_commands"] if policy else [])
+        ],
+        "repairs": {"used": life.repairs_used, "budget": life.repair_budget},
+        "next_step": next_step,
+        "tree": tree,
+        "evidence": [{"command_id": f.command_id, "freshness": f.reason} for f in fresh],
+        "not_in_index": unstaged,
+    }
+    lines = [
+        f"plan:       {plan_id}  ({folder.path}/plan.md)",
+        f"state:      {life.state.value}  (write authority: {'yes' if life.grants_writes else 'no'})",
+        f"approval:   {life.plan_approval.value}  sha256 {life.plan_sha256 or '-'}",
+        f"boundary:   {', '.join(data['boundary']) or 'None'}",
+        "commands:   " + (", ".join(f"{c['id']}={c['command']}" for c in data["required_commands"]) or "-"),
+        f"repairs:    {life.repairs_used} of {life.repair_budget}",
+        f"tree:       {tree or '-'}  (the work tree's fingerprint)",
+        "evidence:   " + (", ".join(f"{f.command_id} {f.reason}" for f in fresh) or "-"),
+        f"next:       {next_step}",
+    ]
+    if unstaged:
+        lines.append("not staged: " + ", ".join(unstaged) + "  (the gate reads the index: git add them)")
+    return Report("status", tuple(found), data, lines=tuple(lines))
+
+
+def status_view(cwd: Path, plan_id: str | None, base: str | None) -> Report:
+    """The plan for a reviewer (`status --format markdown`), read from commits only: the
+    plan `status` picks as the HEAD commit holds it, or with `base` every plan the
+    commits since `base` used or brought and each commit's verdict, as `check` judges them
+    at the `ci` stage. It informs, it never blocks (`check` does)."""
+    from harness_gate import prview  # noqa: PLC0415
+    from harness_gate.commands import check  # noqa: PLC0415  (`--base`: the check's own view)
+
+    if base is not None:
+        judged = check.run_check(
+            cwd, stage="ci", mode=check.Mode("base", base, "HEAD"), plan_id=plan_id, config_file=None
+        )
+        found = tuple(dataclasses.replace(f, severity=Severity.WARNING) for f in judged.findings)
+        data = {**judged.data, "check_result": judged.result}
+        return Report("status", found, data, lines=judged.lines)
+    root = git.toplevel(cwd)
+    head = git.head(root)
+    if head is None:
+        raise usage("there is no commit yet: the view is of the HEAD commit", "Commit the plan first.")
+    cfg = snapshot.read_config(root, head)
+    snap = snapshot.from_commit(root, head, cfg)
+    if not snap.active:
+        return report_mod.inactive("status")
+    try:
+        plan_id = governance.plan_id_for(snap, plan_id)
+    except HarnessGateError as exc:
+        if exc.code not in ("HG201", "HG222"):
+            raise
+        return Report("status", (), {"active": True, "head": head, "plan": None, "plans": []},
+                      lines=(f"plan: none chosen: {exc.message}", f"next: {exc.hint}"))  # fmt: skip
+    if plan_id not in plans.plan_ids(snap):
+        raise usage(f"the HEAD commit has no plan `{plan_id}` ({snap.artifacts_dir}/plans/{plan_id}/ is missing)")
+    folder = plans.load(snap, plan_id)
+    life = lifecycle.replay(folder)
+    found = tuple(dataclasses.replace(f, severity=Severity.WARNING) for f in (*folder.findings, *life.findings))
+    tree = fingerprints.fingerprint_commit(root, head, cfg)
+    # status reads no signature: where they are required, `check` is what verifies them.
+    signed = None if cfg.require_signed_approvals else False
+    view = prview.plan_view(root, snap, plan_id, tree, commit=head, signed=signed)
+    data = {"active": True, "head": head, "plan": plan_id, "plans": [view]}
+    return Report("status", found, data, lines=(f"plan: {plan_id} ({view['state']}) at HEAD {head[:12]}",))
+
+
+def _ignored_config(root: Path) -> list[Finding]:
+    read = {p: (root / p).read_bytes() for p in snapshot.CONFIG_PATHS if (root / p).is_file()}
+    if not config_mod.ignored_table(read.get(config_mod.CONFIG_FILE), read.get("pyproject.toml")):
+        return []
+    return [finding(
+        "HG902", "pyproject.toml", f"its [tool.harness-gate] table is not read: {config_mod.CONFIG_FILE} is the "
+        "configuration (docs/config.md)", severity=Severity.WARNING,
+    )]  # fmt: skip
+
+
+def _next_step(
+    snap: snapshot.Snapshot,
+    folder: plans.PlanFolder,
+    life: lifecycle.Lifecycle,
+    fresh: Sequence[evidence.Freshness],
+    *,
+    uncommitted: Sequence[str],
+    untracked: bool,
+) -> str:
+    """What to do next, from the lifecycle and what the folder and the work tree hold now."""
+    pending = _unfilled_review(snap, folder)
+    if pending is not None:
+        return (
+            f"a reviewer who did not write the change fills in {pending}: Reviewer identity, Scope Reviewed, "
+            "Findings and Verdict; then commit it"
+        )
+    state = life.state
+    plan_files = {f"{folder.path}/plan.md", f"{folder.path}/approvals.jsonl"}
+    if state is lifecycle.State.EXECUTING and plan_files & set(uncommitted):
+        return (
+            f"commit the plan and its approval: git add {snap.artifacts_dir} && git commit -m 'Plan: {folder.plan_id}'"
+        )
+    stale = [f for f in fresh if not f.fresh]
+    if untracked and stale and state not in lifecycle.ENDED - {lifecycle.State.COMPLETED}:
+        # verify would record them as part of the tree, and a commit leaves them out (HG310).
+        return "commit, remove or ignore the untracked files HG310 names; then harness-gate verify"
+    if state is lifecycle.State.COMPLETED and stale:
+        # An update from the base (or any later change) left the completed plan's code unverified.
+        return "harness-gate verify, then commit its evidence: the tree changed since the plan completed"
+    if state is lifecycle.State.EXECUTING and fresh and not stale:
+        return "ask for a review by someone who did not write the change: harness-gate review new"
+    if state is lifecycle.State.EXECUTING and any(f.reason == "tree-moved" for f in stale):
+        # Verified once, changed since: more work, or a file that joined the tree.
+        return "the work tree changed since verify: finish the work, commit it, then harness-gate verify again"
+    if state is lifecycle.State.EXECUTING:
+        return "do the work inside the write boundary and commit it; then harness-gate verify"
+    if state is lifecycle.State.REVIEWING and stale:
+        # complete needs fresh evidence and a passing review of exactly this tree.
+        return "the tree changed since the review: harness-gate verify, then harness-gate review new"
+    return life.next_step
+
+
+def _unfilled_review(snap: snapshot.Snapshot, folder: plans.PlanFolder) -> str | None:
+    """The newest review still holding a placeholder `review new` wrote (verdict, identity), if any."""
+    latest = folder.entries[-1] if folder.entries else None
+    if latest is None or latest.slug != "review" or latest.artifact is not None:
+        return None
+    data = snap.files.get(latest.path, b"")
+    placeholders = (templates.VERDICT_PLACEHOLDER.encode(), templates.IDENTITY_PLACEHOLDER.encode())
+    return latest.path if any(p in data for p in placeholders) else None

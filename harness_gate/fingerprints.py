@@ -1,0 +1,89 @@
+"""Tree fingerprints: what evidence and reviews speak of.
+
+The fingerprint of a state is the git tree id of its content with the artifacts root
+removed. Anyone can reproduce it with plumbing (docs/evidence.md):
+
+    git rev-parse HEAD^{tree}                               # a commit's tree
+    git ls-tree HEAD | grep -v "	harness$" | git mktree     # ... without the artifacts root
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness_gate import git
+from harness_gate.config import Config
+from harness_gate.errors import Refused
+from harness_gate.findings import Finding, Severity, finding
+
+SHOWN_FILES = 8
+
+
+def _strip(root: Path, tree: str, cfg: Config) -> str:
+    return git.tree_without(root, tree, cfg.artifacts_dir.split("/"))
+
+
+def fingerprint_worktree(root: Path, cfg: Config) -> str:
+    # The artifacts root is removed from the fingerprint anyway: not staging it keeps a
+    # long evidence log from being read at all.
+    return _strip(root, git.worktree_tree(root, cfg.artifacts_dir, cfg.verify_outputs), cfg)
+
+
+def fingerprint_index(root: Path, cfg: Config) -> str:
+    return _strip(root, git.index_tree(root), cfg)
+
+
+def fingerprint_commit(root: Path, rev: str, cfg: Config) -> str:
+    return _strip(root, git.commit_tree(root, rev), cfg)
+
+
+def of(root: Path, cfg: Config, rev: str | None) -> str:
+    """The fingerprint of a commit, or of the index (`rev` None)."""
+    if rev is None:
+        return fingerprint_index(root, cfg)
+    return fingerprint_commit(root, rev, cfg)
+
+
+def untracked_warning(root: Path, cfg: Config, path: str) -> list[Finding]:
+    """Untracked files that are not ignored are part of the work tree's fingerprint: the
+    evidence speaks of them, and of a tree the commit will not have unless they are added."""
+    found = git.untracked_files(root, cfg.artifacts_dir, cfg.verify_outputs)
+    if not found:
+        return []
+    shown = ", ".join(found[:SHOWN_FILES]) + (
+        f" and {len(found) - SHOWN_FILES} more" if len(found) > SHOWN_FILES else ""
+    )
+    return [finding(
+        "HG310", path, f"untracked files are part of the tree verify records: {shown}", severity=Severity.WARNING,
+    )]  # fmt: skip
+
+
+def what_changed(root: Path, before: str, after: str) -> str:
+    """The files a command created, changed or deleted, each with what git makes of it."""
+    changed = git.changes_between(root, before, after)
+    tracked = git.tracked_files(root, [path for _, path in changed])
+    words = {"A": "created", "D": "deleted", "M": "changed", "T": "changed"}
+    parts = [
+        f"{words.get(status[:1], 'changed')} {path} ({'tracked' if path in tracked else 'untracked, not ignored'})"
+        for status, path in changed[:SHOWN_FILES]
+    ]
+    more = f" and {len(changed) - SHOWN_FILES} more" if len(changed) > SHOWN_FILES else ""
+    return "; ".join(parts) + more
+
+
+def refuse_hidden(root: Path) -> None:
+    """Refused (HG308) when the work tree's fingerprint would not speak of what is on disk."""
+    dirty = git.dirty_submodules(root)
+    if dirty:
+        raise Refused(
+            "HG308", dirty[0],
+            f"submodule(s) with uncommitted changes: {', '.join(dirty[:3])}; the fingerprint records only their commit",
+            "Commit (or discard) the changes inside the submodule first.",
+        )  # fmt: skip
+    hidden = git.hidden_edits(root)
+    if hidden:
+        raise Refused(
+            "HG308", hidden[0],
+            f"the index hides edits to {len(hidden)} path(s) ({', '.join(hidden[:3])}): "
+            "evidence would speak of a tree that is not on disk",
+        )  # fmt: skip

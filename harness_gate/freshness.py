@@ -1,0 +1,246 @@
+"""Freshness: whether a state's evidence and reviews speak of it.
+
+Evidence is fresh for a tree when each required command's newest record passed on that
+tree under the plan's current policy. A review speaks of one exact tree (its fingerprint)
+and of the branch's own change (`changes`), under one exact plan (and amendment): a change
+to the plan, or to the branch's own change, leaves the plan without a fresh review; an
+update from the base does not.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from harness_gate import changes, evidence, fingerprints, git, lifecycle, plans, runner, snapshot
+from harness_gate.artifacts.artifact import Artifact
+from harness_gate.config import Config
+from harness_gate.errors import Refused
+from harness_gate.findings import Finding, Severity, finding
+
+SHOWN_PATHS = 10
+PASSING = ("PASS", "PASS_WITH_NOTES")
+
+
+def required_commands(life: lifecycle.Lifecycle) -> list[Mapping[str, Any]]:
+    assert life.policy is not None  # noqa: S101  (checked by plan_for)
+    commands: list[Mapping[str, Any]] = life.policy.verification["required_commands"]
+    return commands
+
+
+def state_freshness(
+    snap: snapshot.Snapshot, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
+) -> tuple[list[evidence.Freshness], list[Finding]]:
+    """Freshness of every required command for the state whose fingerprint is `tree`."""
+    if life.policy is None or life.plan_sha256 is None:
+        return [], []
+    rel = f"{folder.path}/evidence.jsonl"
+    commands = required_commands(life)
+    ids = [c["id"] for c in commands]
+    if rel in snap.logs:
+        records, problems = evidence.newest_in_file(rel, snap.logs[rel], ids)
+    else:
+        records, problems = evidence.newest(rel, snap.files.get(rel, b""), ids)
+    policy = evidence.policy_hash(life.policy.verification)
+    fresh = evidence.freshness(records, commands, tree=tree, plan_sha256=life.plan_sha256, policy=policy)
+    return fresh, problems
+
+
+def freshness_findings(
+    root: Path,
+    snap: snapshot.Snapshot,
+    folder: plans.PlanFolder,
+    life: lifecycle.Lifecycle,
+    tree: str,
+    *,
+    accept: Callable[[str], bool] | None = None,
+) -> list[Finding]:
+    """Why each required command's evidence is not fresh for `tree`. `accept` (a landed
+    range): a PASS for another tree it accepts is a warning, not a block."""
+    fresh, problems = state_freshness(snap, folder, life, tree)
+    rel = f"{folder.path}/evidence.jsonl"
+    out = list(problems)
+    for f in fresh:
+        if f.fresh:
+            continue
+        message = f"`{f.command_id}`: {f.reason}"
+        severity = Severity.ERROR
+        if f.reason == "tree-moved" and f.record is not None:
+            message += f" ({_moved(root, f.record.tree, tree)})"
+            if accept is not None and f.record.status == "PASS" and accept(f.record.tree):
+                severity = Severity.WARNING
+                message += "; it passed on the pull request's tree, the merged tree was not verified"
+        elif f.detail:
+            message += f" ({f.detail})"
+        # The newest record for the command is what is stale: its line, where it is known.
+        line = f.record.line if f.record is not None and f.record.line > 0 else None
+        out.append(finding(evidence.REASON_CODES[f.reason], rel, message, line=line, severity=severity))
+    return out
+
+
+def _moved(root: Path, verified: str, tree: str) -> str:
+    """What can be said of evidence for another tree. The verified tree exists only where
+    `verify` ran (it is never committed): a fresh clone says so, with the same verdict."""
+    if not git.has_tree(root, verified):
+        return f"verified tree {verified[:12]}, not in this clone; this tree {tree[:12]}"
+    paths = git.changed_paths(root, verified, tree, SHOWN_PATHS + 1)
+    shown = ", ".join(paths[:SHOWN_PATHS]) + (" ..." if len(paths) > SHOWN_PATHS else "")
+    return f"verified tree {verified[:12]}, this tree {tree[:12]}; differs in {shown or 'no file'}"
+
+
+def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str) -> list[Finding]:
+    """CI runs the required commands itself, on the checked-out head, and uses its own
+    results instead of the recorded ones (nothing is appended)."""
+    here = fingerprints.fingerprint_worktree(root, cfg)
+    rel = f"{folder.path}/evidence.jsonl"
+    if here != tree:
+        return [finding("HG302", rel, f"--reverify needs the head checked out: the work tree is {here[:12]}, "
+                        f"the head is {tree[:12]}")]  # fmt: skip
+    out = []
+    for cmd in required_commands(life):
+        outcome = runner.run(cmd["command"], shell=cmd.get("shell", False), timeout=cmd["timeout_seconds"], cwd=root)
+        if fingerprints.fingerprint_worktree(root, cfg) != tree:
+            out.append(finding("HG305", rel, f"`{cmd['id']}` (re-run in CI) changed the work tree"))
+        elif outcome.status != "PASS":
+            code = "HG305" if outcome.status == "FAIL" else "HG306"
+            tail = " | ".join(evidence.clean_output(outcome.output).strip().splitlines()[-3:])[:300]
+            out.append(finding(code, rel, f"`{cmd['id']}` (re-run in CI): {outcome.status}: {tail}"))
+    return out
+
+
+def require_fresh_evidence(
+    snap: snapshot.Snapshot, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
+) -> list[dict[str, str]]:
+    """The references to the fresh evidence a review or a completion binds; refused (HG301)
+    when any required command's evidence is not fresh for `tree`."""
+    fresh, problems = state_freshness(snap, folder, life, tree)
+    stale = [f for f in fresh if not f.fresh]
+    if problems or stale:
+        why = problems[0].message if problems else ", ".join(f"`{f.command_id}`: {f.reason}" for f in stale)
+        raise Refused(
+            "HG301", f"{folder.path}/evidence.jsonl", f"evidence is not fresh for this tree ({why})",
+            "Run `harness-gate verify` first.",
+        )  # fmt: skip
+    return [{"command_id": f.command_id, "record_sha256": f.record.sha256} for f in fresh if f.record is not None]
+
+
+def branch_change(root: Path, cfg: Config, tree: str) -> dict[str, str] | None:
+    """The branch's own change up to the work tree's fingerprint `tree`: from where HEAD
+    left the base branch (`git.default_base`), as CI will measure it from the pull
+    request's base. None before the first commit."""
+    head = git.head(root)
+    if head is None:
+        return None
+    base = git.default_base(root, cfg.base_branch)
+    fork = (git.merge_base(root, base, head) if base else None) or head
+    old = fingerprints.fingerprint_commit(root, fork, cfg)
+    return {"base": fork, "patch_sha256": changes.change_id(root, old, tree)}
+
+
+def latest_review(folder: plans.PlanFolder) -> tuple[str, Artifact] | None:
+    for entry in reversed(folder.entries):
+        if entry.slug == "review":
+            return (entry.name, entry.artifact) if entry.artifact is not None else None
+    return None
+
+
+class Counted(NamedTuple):
+    """A review the requirement rests on: its path, its plan, the tree it names."""
+
+    path: str
+    plan_id: str
+    tree: str
+
+
+def review_requirement(
+    root: Path,
+    cfg: Config,
+    reviewed: Sequence[tuple[plans.PlanFolder, lifecycle.Lifecycle]],
+    tree: str,
+    *,
+    fork: Callable[[], str | None],
+    span: Callable[[str], tuple[str, str] | None],
+) -> tuple[list[Finding], list[Counted]]:
+    """The `ci` requirement: the branch's change is covered by a fresh passing review.
+
+    A review is fresh when it is bound to its plan's current plan and amendment hashes and
+    to this very tree, or to this branch's own change (`changes`: a merge or rebase from
+    the base that leaves the change as it was keeps it). One such review covers the whole
+    branch, every plan of it. On a base branch's line (`span`), a plan's review may instead
+    speak of that plan's own change as it landed. A review that does not pass always
+    blocks. Returns the findings and the reviews the requirement rests on."""
+
+    @functools.cache
+    def measured(start: str | None, end: str | None) -> str:
+        old = fingerprints.fingerprint_commit(root, start, cfg) if start else git.empty_tree(root)
+        new = fingerprints.fingerprint_commit(root, end, cfg) if end else tree
+        return changes.change_id(root, old, new)
+
+    out: list[Finding] = []
+    stale: list[Finding] = []
+    counted: list[Counted] = []
+    covers_branch = False
+    for folder, life in reviewed:
+        latest = latest_review(folder)
+        cancelled = life.state is lifecycle.State.CANCELLED
+        if latest is None:
+            # A cancelled plan needs no review of its own, but the code it authorised
+            # does: another plan's review of the whole branch covers it, or nothing does.
+            why = "was cancelled after authorising code, and no review covers it" if cancelled else "has no review"
+            stale.append(finding("HG413", f"{folder.path}/plan.md", f"plan `{folder.plan_id}` {why}"))
+            continue
+        name, art = latest
+        path = f"{folder.path}/{name}"
+        binding: dict[str, Any] = art.value("Binding")
+        verdict = art.value("Verdict")
+        if verdict not in PASSING:
+            quoted = "; ".join(f"{f['id']}: {f['summary']}" for f in art.value("Findings"))[:500]
+            out.append(finding("HG414", path, f"verdict {verdict}: {quoted or 'no findings listed'}"))
+            continue
+        if binding["plan_sha256"] != life.plan_sha256 or binding["amendment_sha256"] != life.amendment_sha256:
+            out.append(finding("HG413", path, "the review is bound to another plan or amendment than the current one"))
+            continue
+        # The change stands in for the tree only where the base moved: from the same base,
+        # the same change is the same tree, and the tree says it exactly.
+        change = binding.get("change")
+        forked = fork()
+        if binding["tree"] == tree or (
+            change is not None and change["base"] != forked and change["patch_sha256"] == measured(forked, None)
+        ):
+            covers_branch = True
+            counted.append(Counted(path, folder.plan_id, binding["tree"]))
+            continue
+        landed = span(folder.plan_id)
+        if landed is not None and (
+            binding["tree"] == fingerprints.fingerprint_commit(root, landed[1], cfg)
+            or (change is not None and change["base"] != landed[0] and change["patch_sha256"] == measured(*landed))
+        ):
+            counted.append(Counted(path, folder.plan_id, binding["tree"]))
+            continue
+        moved = change is not None and change["base"] != forked
+        stale.append(finding("HG413", path, _stale(binding, tree, measured(forked, None) if moved else None, life)))
+    if not covers_branch:
+        out.extend(stale)
+    return out, counted
+
+
+def _stale(binding: dict[str, Any], tree: str, now: str | None, life: lifecycle.Lifecycle) -> str:
+    """What a stale review is bound to, what the head is, and the way out. `now`: the
+    branch's own change, where the base moved (from the same base only the tree counts)."""
+    change = binding.get("change")
+    what = f"the review is for tree {binding['tree'][:12]}"
+    if change is not None:
+        what += f" and change {change['patch_sha256'][:12]}"
+    what += f"; this state is tree {tree[:12]}"
+    if now is not None:
+        what += f" and the branch's own change is {now[:12]}"
+    if change is None:
+        return what + " (the review names no change: only the same tree keeps it)"
+    if life.state is lifecycle.State.COMPLETED:
+        again = "a re-review (`harness-gate review new`; the plan stays completed)"
+    else:
+        again = "a review of it (`harness-gate review new`)"
+    changed = "the change itself changed" if now is not None else "the files changed since the review"
+    return f"{what}: {changed}; ask for {again}"

@@ -1,0 +1,419 @@
+"""Judging a change set: each commit of a range on its own, and what the stage asks of the
+head state (ended plans, fresh evidence, a fresh passing review).
+
+In a range every commit is judged on its own, with the plans its own state holds and
+where each came from (docs/lifecycle.md, "Which plan governs"), so a commit made with
+`--no-verify` is still caught.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness_gate import approvals as approvals_mod
+from harness_gate import branches, fingerprints, gate, git, governance, history, lifecycle, plans, snapshot, trust
+from harness_gate import config as config_mod
+from harness_gate.branches import BASE_ONLY, Origins
+from harness_gate.findings import Finding, Severity, finding
+
+if TYPE_CHECKING:
+    from harness_gate.freshness import Counted
+
+
+@dataclass(frozen=True)
+class Head:
+    """The state whose evidence and review count: the index, or the range's head commit."""
+
+    snapshot: snapshot.Snapshot
+    tree: Callable[[], str]  # its fingerprint, computed only when a requirement needs it
+    code_changed: bool  # evidence and reviews speak of code: an artifacts-only change needs none
+    used: frozenset[str] = frozenset()  # the plans that authorised the code changes
+    commit: str | None = None  # the head commit; None for the index
+    code_commits: tuple[str, ...] = ()  # the judged commits that changed code
+    anchors: trust.Anchors | None = None
+    origins: Callable[[], Origins] = lambda: BASE_ONLY  # of the head state: where its plans came from
+    # The plans the head holds that the base does not: what the change brings to the base
+    # (its own, and any it merged in from another branch). None: its own and foreign ones.
+    brought: Callable[[], frozenset[str]] | None = None
+    # The commit the branch's own change is measured from (a review speaks of that change).
+    fork: Callable[[], str | None] = lambda: None
+    # On a base branch's own line (a push there, a merge queue's group): each plan's own
+    # stretch of that line, (start, end) commits, for a review of the change as it landed.
+    span: Callable[[str], tuple[str, str] | None] = lambda plan_id: None
+    # The fingerprints of the range's commits that changed a plan's folder (landed ranges).
+    plan_trees: Callable[[str], frozenset[str]] = lambda plan_id: frozenset()
+    landed: bool = False
+    judged: tuple[str, ...] = ()  # the commits judged, oldest first (ranges only)
+
+
+def plans_brought(head: Head, here: set[str]) -> set[str]:
+    """The plans the change brings along (its own, and any merged in), present at the head."""
+    if head.brought is not None:
+        return set(head.brought())
+    origins = head.origins()
+    return set((origins.own | origins.foreign) & here)
+
+
+def requirements(
+    root: Path, stage: str, head: Head, plan_id: str | None, *, reverify: list[Callable[[], list[Finding]]] | None
+) -> list[Finding]:
+    """What the stage asks of the head state, for every plan the change used or started:
+    completed (or cancelled) plans, fresh evidence for each, and a fresh passing review of
+    the branch's change. pre-push warns about evidence where it does not require it.
+    With `reverify` (a list), the evidence is the commands' runs, appended to it for the
+    caller to start last."""
+    cfg = head.snapshot.config
+    want_evidence, want_review = stage in cfg.evidence_stages, stage in cfg.review_stages
+    # pre-push warns about what CI will block, unless the configuration makes it strict.
+    warn_evidence = stage == "pre-push" and not want_evidence and "ci" in cfg.evidence_stages
+    want_end = stage in cfg.completion_stages
+    if not (want_evidence or warn_evidence or want_review or want_end):
+        return []
+    snap = head.snapshot
+    here = governance.present(snap)
+    used = sorted(head.used) if plan_id is None else [plan_id]
+    out: list[Finding] = []
+    for gone in (p for p in used if p not in here):
+        out.append(finding(
+            "HG223", f"{cfg.artifacts_dir}/plans/{gone}/plan.md",
+            f"plan `{gone}` authorised changes here, but its folder is not at the head",
+        ))  # fmt: skip
+    alive = [p for p in used if p in here]
+    if want_end:
+        # Every plan the change brings along must have ended, whoever started it: a plan
+        # merged in from another branch and left open would govern the base from then on.
+        brought = plans_brought(head, here)
+        for p in sorted({*alive, *brought}):
+            life = lifecycle.replay(plans.load(snap, p))
+            if life.state not in lifecycle.ENDED:
+                out.append(finding(
+                    "HG415", f"{cfg.artifacts_dir}/plans/{p}/plan.md",
+                    f"plan `{p}` is still open ({life.state.value}): complete or cancel it before it merges",
+                ))  # fmt: skip
+    if not head.code_changed or not alive:
+        return out
+    from harness_gate import freshness  # noqa: PLC0415  (not on the pre-commit path)
+
+    tree = head.tree()
+    reviewed: list[tuple[plans.PlanFolder, lifecycle.Lifecycle]] = []
+    for p in alive:
+        folder = plans.load(snap, p)
+        life = lifecycle.replay(folder)
+        if folder.plan is None or life.policy is None:
+            out.append(finding("HG201", f"{folder.path}/plan.md", f"plan `{p}` at the head does not parse"))
+            continue
+        if life.plan_approval is not approvals_mod.Status.APPROVED:
+            out.append(finding("HG202", f"{folder.path}/plan.md", f"plan `{p}` at the head is not approved"))
+        reviewed.append((folder, life))
+    counted: list[freshness.Counted] = []
+    if want_review and reviewed:
+        span = head.span if head.landed else _no_span
+        problems, counted = freshness.review_requirement(root, cfg, reviewed, tree, fork=head.fork, span=span)
+        out.extend(problems)
+        if not problems and head.anchors is not None and head.commit is not None:
+            for c in counted:  # the reviews the requirement rests on must be signed where asked
+                out.extend(head.anchors.review(head.commit, c.path, head.code_commits))
+    for folder, life in reviewed:
+        if want_evidence and reverify is not None:
+            reverify.append(functools.partial(freshness.reverify, root, cfg, folder, life, tree))
+        elif want_evidence or warn_evidence:
+            accept = _landed_trees(head, folder.plan_id, counted) if head.landed else None
+            found = freshness.freshness_findings(root, snap, folder, life, tree, accept=accept)
+            if warn_evidence:
+                found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
+            out.extend(found)
+    return out
+
+
+def _landed_trees(head: Head, plan_id: str, counted: Sequence[Counted]) -> Callable[[str], bool]:
+    """On a landed range, evidence for another tree than the head's is a warning only when
+    that tree is one the plan's own pull request holds: a commit of the range that changed
+    the plan's folder (where its evidence was committed), or the tree its counted review
+    names. Evidence for any other tree is stale, as anywhere."""
+    reviewed = {c.tree for c in counted if c.plan_id == plan_id}
+
+    def accept(verified: str) -> bool:
+        return verified in reviewed or verified in head.plan_trees(plan_id)
+
+    return accept
+
+
+def _no_span(plan_id: str) -> None:
+    """Off a base branch's own line, a plan has no landed stretch: the branch's change counts."""
+    return
+
+
+def _first_parent_line(listing: Sequence[git.Commit], head: str) -> list[git.Commit]:
+    """The head's first-parent line within the listing, oldest first: the commits the
+    branch made itself (on a base branch: its own history since the base)."""
+    by_oid = {c.oid: c for c in listing}
+    line = []
+    oid: str | None = head
+    while oid is not None and oid in by_oid:
+        line.append(by_oid[oid])
+        oid = by_oid[oid].parents[0] if by_oid[oid].parents else None
+    return line[::-1]
+
+
+class _Line:
+    """A range seen from its head's first-parent line (the base branch's own history, on a
+    landed range): where each commit of the range landed on it, and each plan's stretch."""
+
+    def __init__(self, root: Path, cfg: config_mod.Config, states: history.History,
+                 listing: Sequence[git.Commit], head: str) -> None:  # fmt: skip
+        self.root = root
+        self.cfg = cfg
+        self.states = states
+        self.line = _first_parent_line(listing, head)
+        self.position = {c.oid: i for i, c in enumerate(self.line)}
+        by_oid = {c.oid: c for c in listing}
+        # The first line commit each commit of the range is reachable from: where it landed.
+        self.landed_at: dict[str, int] = {}
+        for i, commit in enumerate(self.line):
+            todo = [commit.oid]
+            while todo:
+                oid = todo.pop()
+                if oid in self.landed_at or oid not in by_oid:
+                    continue
+                self.landed_at[oid] = i
+                todo.extend(by_oid[oid].parents)
+        self.touched: dict[str, list[str]] = {}  # plan -> commits that changed its folder
+        self.users: dict[str, list[str]] = {}  # plan -> commits it authorised
+        prefix = os.fsencode(f"{cfg.artifacts_dir}/plans/")
+        for commit in listing:
+            for plan_id in {
+                c.path[len(prefix) :].split(b"/", 1)[0] for c in commit.changes if c.path.startswith(prefix)
+            }:
+                self.touched.setdefault(os.fsdecode(plan_id), []).append(commit.oid)
+
+    def used(self, plan_id: str, commit: str) -> None:
+        self.users.setdefault(plan_id, []).append(commit)
+
+    @functools.cache  # noqa: B019  (one per check: it lives as long as the check)
+    def span(self, plan_id: str) -> tuple[str, str] | None:
+        """The plan's own stretch of the line: from the parent of the line commit that brought
+        its folder there (its first commit, a squash, or the merge of its pull request) to the
+        line commit where the last commit that changed the folder or wrote under the plan
+        landed. The change between them is the plan's change as it landed, whatever else
+        landed in the same push."""
+        mine = [*self.touched.get(plan_id, ()), *self.users.get(plan_id, ())]
+        landed = [self.landed_at[c] for c in mine if c in self.landed_at]
+        if not landed:
+            return None
+        first = self.line[min(landed)]
+        prefix = f"{self.cfg.artifacts_dir}/plans/{plan_id}/"
+        if not first.parents or self.states.entries_below(first.parents[0], prefix):
+            return None  # the plan was on the line before this range: no stretch of its own here
+        return first.parents[0], self.line[max(landed)].oid
+
+    @functools.cache  # noqa: B019
+    def plan_trees(self, plan_id: str) -> frozenset[str]:
+        """The fingerprints of the range's commits that changed the plan's folder: the trees
+        its evidence was committed with."""
+        return frozenset(fingerprints.of(self.root, self.cfg, oid) for oid in self.touched.get(plan_id, ()))
+
+
+def judge(
+    root: Path,
+    listing: Sequence[git.Commit],
+    *,
+    cfg: config_mod.Config,
+    head_oid: str,
+    plan_id: str | None,
+    every: bool,
+    anchors: trust.Anchors,
+    base: str | None = None,
+    states: history.History | None = None,
+    fork_from: str | None = None,
+) -> tuple[list[Finding], dict[str, Any], Head | None]:
+    """`fork_from`: the base branch the change is measured from (a review speaks of it);
+    by default `base`."""
+    if states is None or states.cfg != cfg:
+        extra = (head_oid,) if base is None else (base, head_oid)
+        states = history.History(root, cfg, listing, extra=extra)
+    # Without signatures a record's authenticity does not depend on the commit it is read
+    # at: commits with the same artifacts root share one vouched state (and the work keyed
+    # by it). With signatures, a one-parent commit that leaves the root as it was shares its
+    # parent's (blame of an unchanged file is its parent's).
+    shared: dict[int, tuple[snapshot.Snapshot, snapshot.Snapshot]] = {}  # id -> (state, vouched): kept alive
+    vouched: dict[str, snapshot.Snapshot] = {}
+    parent_of = {c.oid: c.parents[0] for c in listing if states.shares_parent_state(c)} if anchors.signed else {}
+
+    def state_of(oid: str) -> snapshot.Snapshot:
+        chain = []  # commits that share the state of the first ancestor found below
+        while oid not in vouched and oid in parent_of:
+            chain.append(oid)
+            oid = parent_of[oid]
+        if oid not in vouched:
+            snap = states.snapshot(oid)
+            if anchors.signed:
+                vouched[oid] = trust.vouched(snap, anchors, oid)
+            else:
+                if id(snap) not in shared:
+                    shared[id(snap)] = (snap, trust.vouched(snap, anchors, oid))
+                vouched[oid] = shared[id(snap)][1]
+        for child in chain:
+            vouched[child] = vouched[oid]
+        return vouched[oid]
+
+    origins = branches.walk(listing, states.plan_ids)
+    line = _Line(root, cfg, states, listing, head_oid)
+
+    @functools.cache
+    def on_at(oid: str) -> bool:
+        # That commit's own files: its configuration, or its artifacts root.
+        return states.config(oid).source is not None or state_of(oid).has_root
+
+    behind: dict[tuple[int, frozenset[str]], tuple[snapshot.Snapshot, list[Finding]]] = {}
+    findings: list[Finding] = []
+    changes = 0
+    checked = 0
+    code_commits: list[str] = []
+    judged: list[str] = []
+    used: set[str] = set()
+    for commit in listing:
+        if not every and not _gate_was_on(commit, on_at):
+            continue  # history from before the repository adopted harness-gate
+        checked += 1
+        judged.append(commit.oid)
+        own = list(commit.changes)
+        if len(commit.parents) > 1:
+            own = merge_own(root, own, [], commit.parents, commit.oid)
+        if gate.touches_code(own, cfg.artifacts_dir):
+            code_commits.append(commit.oid)
+        changes += len(own)
+        parents = commit.parents
+
+        def olds(parents: tuple[str, ...] = parents) -> list[snapshot.Snapshot]:
+            return [state_of(p) for p in parents] or [snapshot.empty(root, cfg)]
+
+        merge = len(commit.parents) > 1
+        first = commit.parents[0] if merge else None
+        state = gate.State(
+            f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds, merge=merge, first_parent=first,
+            parent=commit.parents[0] if commit.parents else None, load_origins=_origins_of(origins, commit.oid),
+        )  # fmt: skip
+        prefix = f"commit {commit.oid[:12]}: "
+        used_here: set[str] = set()
+        # The message names the commit for a reader; `commit` carries its full id for tools.
+        findings.extend(
+            dataclasses.replace(f, commit=commit.oid)
+            for f in gate.check_state(state, plan_id, prefix=prefix, used=used_here)
+        )
+        used |= used_here
+        for p in used_here:
+            line.used(p, commit.oid)
+        # Only a plan this commit's branch shares with the base can be behind it: the base
+        # branch may have amended or ended it since. A plan the branch started has no newer
+        # records anywhere but on the branch (an old tip of the branch itself, force-pushed
+        # over, is no base to be behind).
+        with_base = used_here - origins.get(commit.oid, BASE_ONLY).own
+        if base is not None and with_base:
+            key = (id(state.new), frozenset(with_base))
+            if key not in behind:
+                behind[key] = (state.new, behind_base(state.new, state_of(base), with_base, ""))
+            findings.extend(
+                dataclasses.replace(f, message=prefix + f.message, commit=commit.oid) for f in behind[key][1]
+            )
+        signers = f"{cfg.artifacts_dir}/{trust.SIGNERS_FILE}".encode()
+        if any(c.path == signers for c in own):
+            for f in anchors.anchor_change(commit.oid, signers.decode()):
+                findings.append(dataclasses.replace(f, message=prefix + f.message, commit=commit.oid))
+    active = every or checked > 0
+
+    def fork() -> str | None:
+        measured_from = fork_from or base
+        if measured_from is not None:
+            return git.merge_base(root, measured_from, head_oid)
+        # No base named (a new branch's push): where the head's own line leaves the range.
+        own = line.line
+        return own[0].parents[0] if own and own[0].parents else None
+
+    head = Head(
+        state_of(head_oid), functools.cache(lambda: fingerprints.of(root, cfg, head_oid)), bool(code_commits),
+        frozenset(used),
+        commit=head_oid, code_commits=tuple(code_commits), anchors=anchors,
+        origins=_origins_of(origins, head_oid), fork=fork, span=line.span, plan_trees=line.plan_trees,
+        brought=None if base is None else lambda: frozenset(states.plan_ids(head_oid) - states.plan_ids(base)),
+        judged=tuple(judged),
+    )  # fmt: skip
+    data: dict[str, Any] = {"active": active, "changes": changes, "commits": checked}
+    if base is not None:
+        data["base"] = base
+    return findings, data, head
+
+
+def behind_base(state: snapshot.Snapshot, base: snapshot.Snapshot, plan_ids: set[str], prefix: str) -> list[Finding]:
+    """A commit judged under a plan as it stood before the base's newer records (an
+    amendment that narrowed it, a completion, a newer approval) used authority the base
+    has withdrawn: a branch cut before them must be rebased onto the base first."""
+    out: list[Finding] = []
+    for plan_id in sorted(plan_ids):
+        folder = f"{base.artifacts_dir}/plans/{plan_id}/"
+        for path in sorted(p for p in base.files if p.startswith(folder)):
+            name = path[len(folder) :]
+            before = base.files.get(path)
+            if before is None or name == "evidence.jsonl":
+                continue  # evidence grants nothing: a branch may lack the base's newer runs
+            after = state.files.get(path)
+            # approvals.jsonl may hold the base's lines interleaved with its own (a union merge).
+            if after is None:
+                kept = False
+            elif name in gate.APPEND_ONLY:
+                kept = gate.grows(before, after, merge=True)
+            else:
+                kept = after == before
+            if not kept:
+                out.append(finding(
+                    "HG216", path, f"{prefix}judged under plan `{plan_id}` without the base's version of"
+                    f" {name}: the base has newer records of this plan; rebase onto the base",
+                ))  # fmt: skip
+                break
+    return out
+
+
+def _gate_was_on(commit: git.Commit, on_at: Callable[[str], bool]) -> bool:
+    """With no trusted base, a commit is judged when its parent had the gate on. A root
+    commit has no parent to trust: at most it adopts harness-gate, and is not judged."""
+    return any(on_at(p) for p in commit.parents)
+
+
+def _origins_of(origins: Mapping[str, Origins], oid: str) -> Callable[[], Origins]:
+    return lambda: origins.get(oid, BASE_ONLY)
+
+
+def merge_own(
+    root: Path,
+    first: Sequence[git.Change],
+    rest: Sequence[Sequence[git.Change]],
+    parents: Sequence[str],
+    result: str | None,
+) -> list[git.Change]:
+    """What a merge adds beyond its parents: where the result differs from git's own merge
+    of them (a conflict resolved, a side dropped, an "evil" change). A file both sides
+    changed and git merged cleanly is not the merge's own. `first` is the diff against the
+    first parent; `result` the merge commit, or None for the index being committed."""
+    merged = git.merge_result(root, parents[0], parents[1]) if len(parents) == 2 else None
+    if merged is not None:
+        if result is None:
+            return git.staged_changes(root, merged)
+        return git.tree_changes(root, merged, result)
+    # An octopus, or a git without `merge-tree --write-tree`: the paths that differ from
+    # every parent, plus a parent's change the result does not keep. Stricter than git's
+    # merge (a file both sides changed is the merge's own), never looser.
+    keep = {c.path for c in first}
+    for other in rest:
+        keep &= {c.path for c in other}
+    own = [c for c in first if c.path in keep]
+    seen = set(keep)
+    for change in git.merge_dropped(root, parents, result):
+        if change.path not in seen:
+            seen.add(change.path)
+            own.append(change)
+    return own

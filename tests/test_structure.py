@@ -1,0 +1,132 @@
+"""The layout docs/design.md ("Commands and refusals") describes: one module per command
+in harness_gate/commands/, each reached from the command line, and domain modules that
+never depend on a command. Read from the package's source with `ast`."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Repo
+
+PACKAGE = Path(__file__).resolve().parent.parent / "harness_gate"
+COMMANDS = PACKAGE / "commands"
+# The entry points that run commands: the console script, the click layer, the GitHub Action.
+ENTRY_POINTS = frozenset({"cli.py", "entry.py", "action.py", "__main__.py"})
+
+
+def _imported(path: Path) -> set[str]:
+    """Every module `path` imports (top level or inside a function), as dotted names:
+    `from harness_gate.commands import lint` gives `harness_gate.commands.lint`."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module is not None and node.level == 0:
+            out.add(node.module)
+            out.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return out
+
+
+def _domain_modules() -> list[Path]:
+    return sorted(
+        p
+        for p in PACKAGE.rglob("*.py")
+        if COMMANDS not in p.parents and not (p.parent == PACKAGE and p.name in ENTRY_POINTS)
+    )
+
+
+def test_the_commands_are_modules_of_their_own() -> None:
+    names = {p.stem for p in COMMANDS.glob("*.py")} - {"__init__"}
+    assert {"init", "plan", "approve", "lint", "status", "check", "explain", "verify", "review", "complete"} <= names
+    assert not (PACKAGE / "commands.py").exists()
+    for old in ("check", "verification", "review", "format_commands", "demo"):
+        assert not (PACKAGE / f"{old}.py").exists(), f"{old}.py is a command: it lives in harness_gate/commands/"
+
+
+def test_each_command_module_is_reached_from_the_command_line() -> None:
+    reached = set().union(*(_imported(PACKAGE / name) for name in ENTRY_POINTS if (PACKAGE / name).exists()))
+    for module in sorted(COMMANDS.glob("*.py")):
+        if module.name == "__init__.py":
+            continue
+        assert f"harness_gate.commands.{module.stem}" in reached, f"{module.name}: no entry point imports it"
+
+
+def test_importing_the_commands_package_imports_no_command() -> None:
+    """`check` on the hook path imports harness_gate.commands.check, and the package with it."""
+    tree = ast.parse((COMMANDS / "__init__.py").read_text("utf-8"))
+    assert [type(node).__name__ for node in tree.body] in ([], ["Expr"]), "a docstring at most"
+
+
+def test_no_domain_module_depends_on_a_command() -> None:
+    offenders = {
+        p.relative_to(PACKAGE).as_posix(): sorted(m for m in _imported(p) if m.startswith("harness_gate.commands"))
+        for p in _domain_modules()
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+    assert len(offenders) > 30, "the domain modules were found"
+
+
+# The refusal contract: an authoring command that refuses writes nothing. A usage error
+# exits 2 with HG904; a precondition the repository does not meet exits 1 with its rule's
+# finding.
+REFUSALS = [
+    (("plan", "new", "Bad Id", "--objective", "x", "--verify", "t=true"), 2, "HG904"),
+    (("plan", "new", "p1", "--objective", "x", "--verify", "t=true"), 2, "HG904"),
+    (("plan", "new", "p2", "--objective", "x", "--verify", "t=true", "--boundary", "/abs"), 2, "HG904"),
+    (("plan", "amend", "--plan", "p1", "--objective", "y"), 1, "HG407"),
+    (("plan", "amend", "--plan", "bad id"), 2, "HG904"),
+    (("plan", "use", "nope"), 2, "HG904"),
+    (("approve", "--plan", "p1", "001-amendment.md"), 1, "HG208"),
+    (("verify", "--only", "nope"), 2, "HG904"),
+    (("record", "--id", "x"), 2, "HG904"),
+    (("record", "--id", "tests", "--", "true"), 2, "HG904"),
+    (("review", "new"), 1, "HG301"),
+    (("complete",), 1, "HG405"),
+]
+
+
+def _state(repo: Repo) -> dict[str, bytes]:
+    """Every file of the work tree and the repository's configuration (a branch's pick)."""
+    files = {"<.git/config>": (repo.path / ".git" / "config").read_bytes()}
+    for dirpath, dirnames, filenames in os.walk(repo.path):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in filenames:
+            path = Path(dirpath) / name
+            files[path.relative_to(repo.path).as_posix()] = path.read_bytes()
+    return files
+
+
+@pytest.fixture
+def executing(repo: Repo) -> Repo:
+    """An approved, committed plan `p1` with an amendment waiting for its approval."""
+    repo.git("config", "user.name", "A U Thor")
+    repo.git("config", "user.email", "author@example.com")
+    assert repo.cli("init").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt")
+    repo.new_plan("p1")
+    repo.approve(plan="p1")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "plan")
+    res = repo.cli("plan", "amend", "--plan", "p1", "--add-boundary", "lib/**")
+    assert res.exit_code == 0, res.output
+    return repo
+
+
+def test_an_authoring_command_that_refuses_writes_nothing(executing: Repo) -> None:
+    for args, code, rule in REFUSALS:
+        before = _state(executing)
+        res = executing.cli(*args, "--format", "json", input="n\n") if "--" not in args else None
+        if res is None:  # `record -- CMD`: the options come before the command
+            at = args.index("--")
+            res = executing.cli(*args[:at], "--format", "json", *args[at:])
+        assert res.exit_code == code, (args, res.output)
+        doc = json.loads(res.output[res.output.index("{") :])
+        said = doc["error"]["code"] if code == 2 else doc["findings"][0]["code"]
+        assert said == rule, (args, doc)
+        assert _state(executing) == before, f"{args}: a refusal wrote"
