@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness_gate import templates
-from tests.helpers import TREE, Repo, completion_md, plan_sha, review_md
+from tests.helpers import TREE, Repo, complete_by_hand, plan_sha
 
 BOUNDARY_ONLY = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\ncompletion_stages = []\n'
 HOOK = f"""#!/bin/sh
@@ -108,15 +108,8 @@ def test_unapproved_stale_completed_and_paused_plans(gated: Repo) -> None:
     # without p2, p1 governs again; completing it ends its authority
     gated.git("rm", "-rq", "--cached", "harness/plans/p2")
     shutil.rmtree(gated.path / "harness/plans/p2")
+    complete_by_hand(gated)
     psha = plan_sha(gated, folder)
-    gated.write(
-        f"{folder}/001-review.md",
-        review_md(psha, "PASS"),
-    )
-    gated.write(
-        f"{folder}/002-completion.md",
-        completion_md(gated, folder, psha, "001-review.md"),
-    )
     gated.git("add", "-A")
     assert staged(gated) == (0, [])  # the work and the Completion that ends it, together
     gated.git("commit", "-qm", "work, and the plan completed")
@@ -489,15 +482,7 @@ def test_merge_that_drops_the_base_changes_is_blocked(gated: Repo) -> None:
 
 def test_deleting_a_completion_does_not_restore_authority(gated: Repo) -> None:
     folder = "harness/plans/p1"
-    psha = plan_sha(gated, folder)
-    gated.write(
-        f"{folder}/001-review.md",
-        review_md(psha, "PASS"),
-    )
-    gated.write(
-        f"{folder}/002-completion.md",
-        completion_md(gated, folder, psha, "001-review.md"),
-    )
+    complete_by_hand(gated)
     commit(gated, "complete p1")
     gated.git("rm", "-q", f"{folder}/002-completion.md")
     gated.write("src/a.py", "more work\n")
