@@ -22,8 +22,9 @@ UNSIGNED = "unsigned records count (require_signed_approvals is off)"
 NOT_CHECKED = "signatures not checked here (`check` verifies them)"
 # Past this many commits the list is folded the same way, but rows beyond it are counted only.
 COMMITS_SHOWN = 200
-# Findings shown in a table: a pull request comment holds 65,536 characters and a step
-# summary 1 MiB; past this many, the rest are counted (the JSON report has them all).
+# Findings shown in a comment's table: a pull request comment holds 65,536 characters;
+# past this many, the rest are counted (the JSON report has them all). The step summary
+# lists every one: the annotations' notice sends the reader there for them.
 FINDINGS_SHOWN = 100
 
 # Markdown and HTML punctuation, written as character references: the text shows as it is
