@@ -174,6 +174,28 @@ def built_once(factory: Any, name: str, build: Any) -> Path:
     return path
 
 
+def from_template(repo: Repo, factory: Any, name: str, build: Any) -> Repo:
+    """`repo` (new, empty) made a copy of the repository `build(Repo)` sets up, built once per
+    test run (`built_once`): the same commits, index and files as building it here (the
+    identity and clock are pinned), without a dozen git and CLI calls per test. Only for a
+    set-up that depends on nothing but that pinned environment."""
+    import shutil
+
+    def make(path: Path) -> None:
+        subprocess.run(["git", "init", "-q", str(path)], check=True)
+        here = Path.cwd()
+        os.chdir(path)  # the CLI runs in-process, in the working directory
+        try:
+            build(Repo(path))
+        finally:
+            os.chdir(here)
+
+    template = built_once(factory, name, make)
+    shutil.rmtree(repo.path / ".git")
+    shutil.copytree(template, repo.path, symlinks=True, dirs_exist_ok=True)
+    return repo
+
+
 # The fuzz suites' depth: each run draws anew (no example database), so CI runs add up; a deep
 # run on demand is `HG_FUZZ_SCALE=10 python -m pytest tests/adversarial -k fuzz`.
 FUZZ_SCALE = float(os.environ.get("HG_FUZZ_SCALE", "0.5"))

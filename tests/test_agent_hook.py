@@ -16,7 +16,7 @@ import pytest
 from harness_gate import agent
 from harness_gate.cli import cli
 from tests.adversarial.util import commit, setup_gated
-from tests.helpers import Repo, adopted_main, completion_md
+from tests.helpers import Repo, adopted_main, completion_md, from_template
 
 PROJECT = Path(__file__).resolve().parents[1]
 WIDE = ("src/**", ".github/**", ".claude/**", ".codex/**", "*.md", "*.toml", "*/*.md")
@@ -67,8 +67,8 @@ def kind(repo: Repo, payload: dict[str, Any], runtime: str = "claude") -> str:
 
 
 @pytest.fixture
-def gated(repo: Repo) -> Repo:
-    return setup_gated(repo)
+def gated(repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    return from_template(repo, tmp_path_factory, "setup-gated", setup_gated)
 
 
 def patch(*body: str) -> str:

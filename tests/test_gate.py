@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness_gate import templates
-from tests.helpers import TREE, Repo, complete_by_hand, plan_sha
+from tests.helpers import TREE, Repo, complete_by_hand, from_template, plan_sha
 
 BOUNDARY_ONLY = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\ncompletion_stages = []\n'
 HOOK = f"""#!/bin/sh
@@ -32,11 +32,15 @@ def staged(repo: Repo) -> tuple[int, list[tuple[str, str]]]:
 
 
 @pytest.fixture
-def gated(repo: Repo) -> Repo:
+def gated(repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> Repo:
     """A repository with harness-gate set up and an approved plan for `src/**`, committed.
 
     Evidence and reviews are switched off here: these tests are about the boundary
     (tests/test_evidence.py covers the stages that require them)."""
+    return from_template(repo, tmp_path_factory, "test-gate-gated", _gated)
+
+
+def _gated(repo: Repo) -> None:
     repo.write("README.md", "hello\n")
     repo.write("src/a.py", "a = 1\n")
     repo.write("other.py", "x = 1\n")
@@ -51,7 +55,6 @@ def gated(repo: Repo) -> Repo:
     repo.git("add", "-A")
     assert staged(repo) == (0, [])
     repo.git("commit", "-qm", "plan p1")
-    return repo
 
 
 def commit(repo: Repo, message: str, *, verify: bool = False) -> None:
