@@ -6,7 +6,6 @@ and `,` in properties), so a file name can never inject a command of its own.
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import tempfile
@@ -79,36 +78,12 @@ def write_annotations(report: Report, stream: TextIO) -> None:
         )
 
 
-def _cell(text: str) -> str:
-    cleaned = str(clean(text)).replace("\r", " ").replace("\n", " ")
-    # Markdown decodes references before GitHub finds `@team` mentions and `#123`
-    # references: a zero-width space after `@` and `#` keeps them inert.
-    escaped = html.escape(cleaned, quote=False).replace("#", "&#35;&#8203;").replace("@", "&#64;&#8203;")
-    return escaped.replace("|", "&#124;").replace("[", "&#91;")
-
-
 def summary(report: Report) -> str:
-    """The full report as Markdown for $GITHUB_STEP_SUMMARY: a one-line header, then for a
-    range's check the plans it used and each judged commit (prview.py), then every finding."""
+    """The full report as Markdown for $GITHUB_STEP_SUMMARY: the reviewer's view (prview.py),
+    headed by the result, with every finding (the annotations' notice promises them all)."""
     from harness_gate import prview  # noqa: PLC0415  (only when writing the summary)
 
-    icon = {"pass": "✅", "blocked": "❌", "error": "⚠️"}[report.result]
-    lines = [f"## {icon} harness-gate: {report.result}", "", prview.header(report), ""]
-    if report.error is not None:
-        lines += [f"**{report.error.code}**: {_cell(report.error.message)}", "", _cell(report.error.hint), ""]
-    for line in report.lines:
-        lines.append(_cell(line))
-    if report.command == "check":
-        lines += ["", *prview.body(report)] if report.lines else prview.body(report)
-    if report.findings:
-        if lines[-1]:
-            lines.append("")
-        lines += ["| code | path | line | message | how to fix |", "|---|---|---|---|---|"]
-        for f in ordered(report.findings):
-            lines.append(
-                f"| {f.code} | <code>{_cell(f.path)}</code> | {f.line or ''} | {_cell(f.message)} | {_cell(f.hint)} |"
-            )
-    return "\n".join(lines) + "\n"
+    return prview.render(report, title="harness-gate", shown=None)
 
 
 def _own_file(prefix: str, suffix: str, text: str) -> Path:

@@ -22,8 +22,9 @@ UNSIGNED = "unsigned records count (require_signed_approvals is off)"
 NOT_CHECKED = "signatures not checked here (`check` verifies them)"
 # Past this many commits the list is folded the same way, but rows beyond it are counted only.
 COMMITS_SHOWN = 200
-# Findings shown in a table: a pull request comment holds 65,536 characters and a step
-# summary 1 MiB; past this many, the rest are counted (the JSON report has them all).
+# Findings shown in a comment's table: a pull request comment holds 65,536 characters;
+# past this many, the rest are counted (the JSON report has them all). The step summary
+# lists every one: the annotations' notice sends the reader there for them.
 FINDINGS_SHOWN = 100
 
 # Markdown and HTML punctuation, written as character references: the text shows as it is
@@ -315,31 +316,38 @@ def body(report: Report) -> list[str]:
     return out
 
 
-def findings_markdown(findings: Sequence[Finding]) -> list[str]:
+def findings_markdown(findings: Sequence[Finding], shown: int | None = FINDINGS_SHOWN) -> list[str]:
+    """The findings table, most important first; past `shown` rows (None: no cap) the rest are counted."""
     from harness_gate.report import ordered  # noqa: PLC0415
 
     if not findings:
         return []
     out = [f"<details open><summary>Findings ({len(findings)})</summary>", "",
            "| code | path | line | message | how to fix |", "|---|---|---|---|---|"]  # fmt: skip
-    shown = ordered(tuple(findings))[:FINDINGS_SHOWN]
-    for f in shown:
+    rows = ordered(tuple(findings))[:shown]
+    for f in rows:
         out.append(f"| {text(f.code)} | {code(f.path)} | {f.line or ''} | {text(f.message)} | {text(f.hint)} |")
-    if len(findings) > len(shown):
-        out.append(f"| | | | {len(findings) - len(shown)} more: the JSON report lists every finding | |")
+    if len(findings) > len(rows):
+        out.append(f"| | | | {len(findings) - len(rows)} more: the JSON report lists every finding | |")
     return [*out, "", "</details>", ""]
 
 
-def render(report: Report) -> str:
-    """The whole report for a pull request comment (`gh pr comment --body-file FILE`)."""
+def render(report: Report, *, title: str | None = None, shown: int | None = FINDINGS_SHOWN) -> str:
+    """The whole report as Markdown: for a pull request comment (`gh pr comment --body-file
+    FILE`), and with `title` "harness-gate" and every finding (`shown` None) the Action's
+    step summary (github.py). A headline, the one-line header, the error, the plans and
+    commits, the report's lines where no plan is shown, the findings."""
     # `status --base` reports what check would say as warnings: its headline is that verdict.
     result = str(report.data.get("check_result") or report.result)
     icon = {"pass": "✅", "blocked": "❌", "error": "⚠️"}.get(result, "⚠️")
-    lines = [f"## {icon} harness-gate {text(report.command)}: {text(result)}", "", header(report), ""]
+    name = title or f"harness-gate {text(report.command)}"
+    lines = [f"## {icon} {name}: {text(result)}", "", header(report), ""]
     if report.error is not None:
         lines += [f"**{text(report.error.code)}**: {text(report.error.message)}", "", text(report.error.hint), ""]
     lines += body(report)
+    # `status` lines say what its plan view shows; check's (adopting, inactive, nothing to
+    # check) come only where there is no plan. Two trailing spaces: one line each.
     if not report.data.get("plans") and report.lines:
         lines += [text(line) + "  " for line in report.lines] + [""]
-    lines += findings_markdown(report.findings)
+    lines += findings_markdown(report.findings, shown)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -20,6 +20,8 @@ TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 TREE2 = "1111111111111111111111111111111111111111"
 V1 = "a" * 64
 V2 = "b" * 64
+# The interpreter running the tests, as a plan's command spells it.
+PY = Path(sys.executable).as_posix()
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,16 @@ def completion_md(
     )
 
 
+def complete_by_hand(repo: Repo, plan_id: str = "p1") -> str:
+    """A PASS review (001) and a completion bound to it (002) written into the plan's folder
+    (not committed). Returns the folder."""
+    folder = f"harness/plans/{plan_id}"
+    psha = plan_sha(repo, folder)
+    repo.write(f"{folder}/001-review.md", review_md(psha, "PASS"))
+    repo.write(f"{folder}/002-completion.md", completion_md(repo, folder, psha))
+    return folder
+
+
 def built_once(factory: Any, name: str, build: Any) -> Path:
     """`build(path)` run once per test run, not once per pytest-xdist worker.
 
@@ -162,6 +174,28 @@ def built_once(factory: Any, name: str, build: Any) -> Path:
     return path
 
 
+def from_template(repo: Repo, factory: Any, name: str, build: Any) -> Repo:
+    """`repo` (new, empty) made a copy of the repository `build(Repo)` sets up, built once per
+    test run (`built_once`): the same commits, index and files as building it here (the
+    identity and clock are pinned), without a dozen git and CLI calls per test. Only for a
+    set-up that depends on nothing but that pinned environment."""
+    import shutil
+
+    def make(path: Path) -> None:
+        subprocess.run(["git", "init", "-q", str(path)], check=True)
+        here = Path.cwd()
+        os.chdir(path)  # the CLI runs in-process, in the working directory
+        try:
+            build(Repo(path))
+        finally:
+            os.chdir(here)
+
+    template = built_once(factory, name, make)
+    shutil.rmtree(repo.path / ".git")
+    shutil.copytree(template, repo.path, symlinks=True, dirs_exist_ok=True)
+    return repo
+
+
 # The fuzz suites' depth: each run draws anew (no example database), so CI runs add up; a deep
 # run on demand is `HG_FUZZ_SCALE=10 python -m pytest tests/adversarial -k fuzz`.
 FUZZ_SCALE = float(os.environ.get("HG_FUZZ_SCALE", "0.5"))
@@ -172,21 +206,68 @@ def examples(n: int) -> int:
     return max(20, round(n * FUZZ_SCALE))
 
 
-def blocked_branch(repo: Repo, verify: str = "python -c pass") -> str:
-    """On an adopted `main`: a branch `feature` with an approved plan `p1` (`src/**`), work
-    verified and committed, then a commit outside the boundary made with --no-verify.
-    Returns that commit: a pull request CI blocks with HG101 there (and HG302 at the head)."""
+def adopted_main(repo: Repo) -> Repo:
+    """`main`: a first commit (README.md), then the commit that adopts harness-gate (`init`)."""
+    repo.write("README.md", "x\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "init")
+    assert repo.cli("init").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt")
+    return repo
+
+
+def planned_branch(
+    repo: Repo,
+    *,
+    objective: str = "x",
+    verify: tuple[str, ...] = (f"tests={PY} -c pass",),
+    boundary: tuple[str, ...] = ("src/**",),
+    message: str = "plan",
+) -> Repo:
+    """A branch `feature` off the current commit: plan `p1` (`verify`: `ID=COMMAND` each)
+    created, approved and committed with `message`."""
     repo.git("checkout", "-qb", "feature")
-    res = repo.cli("plan", "new", "p1", "--objective", "x", "--boundary", "src/**", "--verify", f"tests={verify}")
+    args = ["plan", "new", "p1", "--objective", objective]
+    for b in boundary:
+        args += ["--boundary", b]
+    for v in verify:
+        args += ["--verify", v]
+    res = repo.cli(*args)
     assert res.exit_code == 0, res.output
     repo.approve()
     repo.git("add", "-A")
-    repo.git("commit", "-qm", "plan")
+    repo.git("commit", "-qm", message)
+    return repo
+
+
+def pass_review(repo: Repo, reviewer: str = "Rae") -> Path:
+    """`review new` by `reviewer` for plan `p1`'s current evidence, its verdict filled in as PASS."""
+    res = repo.cli("review", "new", "--reviewer", reviewer)
+    assert res.exit_code == 0, res.output
+    review = repo.path / "harness/plans/p1/001-review.md"
+    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
+    return review
+
+
+def verified_work(repo: Repo, message: str = "work", *, reviewer: str | None = None) -> None:
+    """`src/a.py` written and the plan's commands run (`verify`); with `reviewer`, a PASS
+    review by them of that tree; all committed with `message`."""
     repo.write("src/a.py", "a = 1\n")
     repo.git("add", "-A")
     assert repo.cli("verify").exit_code == 0
+    if reviewer is not None:
+        pass_review(repo, reviewer)
     repo.git("add", "-A")
-    repo.git("commit", "-qm", "work")
+    repo.git("commit", "-qm", message)
+
+
+def blocked_branch(repo: Repo, verify: str = f"{PY} -c pass") -> str:
+    """On an adopted `main`: a branch `feature` with an approved plan `p1` (`src/**`), work
+    verified and committed, then a commit outside the boundary made with --no-verify.
+    Returns that commit: a pull request CI blocks with HG101 there (and HG302 at the head)."""
+    planned_branch(repo, verify=(f"tests={verify}",))
+    verified_work(repo)
     repo.write("other.py", "x\n")
     repo.git("add", "-A")
     repo.git("commit", "-qm", "outside", "--no-verify")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +14,10 @@ from harness_gate import github
 from harness_gate.findings import Finding
 from harness_gate.report import Report
 from tests.github_runner import ACTION, run_action
-from tests.helpers import Repo
+from tests.helpers import Repo, adopted_main, planned_branch, verified_work
 
-pytestmark = pytest.mark.slow  # installs the Action once per session, runs real repositories through it
+# installs the Action once per session, runs real repositories through it
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 ZERO = "0" * 40
 
@@ -40,25 +40,8 @@ def sha(repo: Repo, rev: str) -> str:
 @pytest.fixture
 def project(repo: Repo) -> Repo:
     """main adopts harness-gate; `feature` plans, works, verifies, is reviewed and completes: a passing PR."""
-    repo.write("README.md", "x\n")
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "init")
-    repo.cli("init")
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "adopt")
-    repo.git("checkout", "-qb", "feature")
-    repo.cli("plan", "new", "p1", "--objective", "x", "--boundary", "src/**",
-             "--verify", f"tests={Path(sys.executable).as_posix()} -c pass")  # fmt: skip
-    repo.approve()
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "plan")
-    repo.write("src/a.py", "a = 1\n")
-    assert repo.cli("verify").exit_code == 0
-    assert repo.cli("review", "new", "--reviewer", "Rae").exit_code == 0
-    review = repo.path / "harness/plans/p1/001-review.md"
-    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "work")
+    planned_branch(adopted_main(repo))
+    verified_work(repo, reviewer="Rae")
     assert repo.cli("complete").exit_code == 0
     repo.git("add", "-A")
     repo.git("commit", "-qm", "complete")

@@ -16,7 +16,7 @@ import pytest
 from harness_gate import agent
 from harness_gate.cli import cli
 from tests.adversarial.util import commit, setup_gated
-from tests.helpers import Repo, completion_md
+from tests.helpers import Repo, adopted_main, completion_md, from_template
 
 PROJECT = Path(__file__).resolve().parents[1]
 WIDE = ("src/**", ".github/**", ".claude/**", ".codex/**", "*.md", "*.toml", "*/*.md")
@@ -67,8 +67,8 @@ def kind(repo: Repo, payload: dict[str, Any], runtime: str = "claude") -> str:
 
 
 @pytest.fixture
-def gated(repo: Repo) -> Repo:
-    return setup_gated(repo)
+def gated(repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    return from_template(repo, tmp_path_factory, "setup-gated", setup_gated)
 
 
 def patch(*body: str) -> str:
@@ -288,20 +288,14 @@ def test_shell_is_allowed_and_asks_when_it_names_a_protected_path(gated: Repo) -
 
 
 def test_no_plan_is_denied(repo: Repo) -> None:
-    repo.write("src/a.py", "a = 1\n")
-    commit(repo, "init")
-    assert repo.cli("init").exit_code == 0
-    commit(repo, "adopt")
+    adopted_main(repo)
     verdict, reason = decision(repo, "Write", {"file_path": "src/a.py", "content": "x"})
     assert verdict == "deny"
     assert "no plan yet" in reason
 
 
 def test_an_unapproved_plan_is_denied(repo: Repo) -> None:
-    repo.write("src/a.py", "a = 1\n")
-    commit(repo, "init")
-    assert repo.cli("init").exit_code == 0
-    commit(repo, "adopt")
+    adopted_main(repo)
     repo.new_plan("p1")
     commit(repo, "plan")
     verdict, reason = decision(repo, "Write", {"file_path": "src/a.py", "content": "x"})
@@ -322,10 +316,7 @@ def test_a_completed_plan_is_denied(gated: Repo) -> None:
 
 
 def test_another_branchs_plan_governs_nothing_here(repo: Repo) -> None:
-    repo.write("src/a.py", "a = 1\n")
-    commit(repo, "init")
-    assert repo.cli("init").exit_code == 0
-    commit(repo, "adopt")
+    adopted_main(repo)
     repo.git("checkout", "-q", "-b", "feature")
     repo.new_plan("p1")
     repo.approve()

@@ -156,6 +156,8 @@ def test_all_two_segment_patterns_agree_with_git(glob_tree: tuple[Path, list[byt
         _check(root, paths, a + "/")
 
 
+# Fuzzing (slow): test_all_two_segment_patterns_agree_with_git is the fast loop's comparison with git.
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=4), st.booleans())
 def test_random_patterns_agree_with_git(
@@ -165,6 +167,7 @@ def test_random_patterns_agree_with_git(
     _check(root, paths, "/".join(segments) + ("/" if trailing else ""))
 
 
+@pytest.mark.slow  # fuzzing, as above
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(TOKENS), min_size=1, max_size=8))
 def test_character_level_patterns_agree_with_git(glob_tree: tuple[Path, list[bytes]], tokens: list[str]) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from harness_gate import branches, changes, git, governance, snapshot
 from harness_gate.branches import Origins
-from tests.helpers import Repo, completion_md, plan_sha, review_md
+from tests.helpers import Repo, complete_by_hand
 
 
 def _plans(table: dict[str, set[str]]) -> branches.PlansOf:
@@ -126,11 +126,9 @@ def adopted(repo: Repo) -> Repo:
 
 
 def _ended(repo: Repo, plan_id: str) -> None:
-    folder = repo.new_plan(plan_id)
+    repo.new_plan(plan_id)
     repo.approve(plan=plan_id)
-    psha = plan_sha(repo, folder)
-    repo.write(f"{folder}/001-review.md", review_md(psha, "PASS"))
-    repo.write(f"{folder}/002-completion.md", completion_md(repo, folder, psha))
+    complete_by_hand(repo, plan_id)
 
 
 def test_own_open_plans_govern_before_the_bases(adopted: Repo) -> None:

@@ -463,6 +463,7 @@ def test_record_validates_before_running(planned: Repo, tmp_path: Path) -> None:
     assert not marker.exists()
 
 
+@pytest.mark.slow  # the whole demo, as tests/test_demo.py runs it
 def test_demo_never_touches_a_repository_named_by_git_dir(tmp_path: Path) -> None:
     victim = tmp_path / "victim"
     subprocess.run(["git", "init", "-q", str(victim)], check=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness_gate import templates
-from tests.helpers import TREE, Repo, completion_md, plan_sha, review_md
+from tests.helpers import TREE, Repo, complete_by_hand, from_template, plan_sha
 
 BOUNDARY_ONLY = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\ncompletion_stages = []\n'
 HOOK = f"""#!/bin/sh
@@ -32,11 +32,15 @@ def staged(repo: Repo) -> tuple[int, list[tuple[str, str]]]:
 
 
 @pytest.fixture
-def gated(repo: Repo) -> Repo:
+def gated(repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> Repo:
     """A repository with harness-gate set up and an approved plan for `src/**`, committed.
 
     Evidence and reviews are switched off here: these tests are about the boundary
     (tests/test_evidence.py covers the stages that require them)."""
+    return from_template(repo, tmp_path_factory, "test-gate-gated", _gated)
+
+
+def _gated(repo: Repo) -> None:
     repo.write("README.md", "hello\n")
     repo.write("src/a.py", "a = 1\n")
     repo.write("other.py", "x = 1\n")
@@ -51,7 +55,6 @@ def gated(repo: Repo) -> Repo:
     repo.git("add", "-A")
     assert staged(repo) == (0, [])
     repo.git("commit", "-qm", "plan p1")
-    return repo
 
 
 def commit(repo: Repo, message: str, *, verify: bool = False) -> None:
@@ -108,15 +111,8 @@ def test_unapproved_stale_completed_and_paused_plans(gated: Repo) -> None:
     # without p2, p1 governs again; completing it ends its authority
     gated.git("rm", "-rq", "--cached", "harness/plans/p2")
     shutil.rmtree(gated.path / "harness/plans/p2")
+    complete_by_hand(gated)
     psha = plan_sha(gated, folder)
-    gated.write(
-        f"{folder}/001-review.md",
-        review_md(psha, "PASS"),
-    )
-    gated.write(
-        f"{folder}/002-completion.md",
-        completion_md(gated, folder, psha, "001-review.md"),
-    )
     gated.git("add", "-A")
     assert staged(gated) == (0, [])  # the work and the Completion that ends it, together
     gated.git("commit", "-qm", "work, and the plan completed")
@@ -489,15 +485,7 @@ def test_merge_that_drops_the_base_changes_is_blocked(gated: Repo) -> None:
 
 def test_deleting_a_completion_does_not_restore_authority(gated: Repo) -> None:
     folder = "harness/plans/p1"
-    psha = plan_sha(gated, folder)
-    gated.write(
-        f"{folder}/001-review.md",
-        review_md(psha, "PASS"),
-    )
-    gated.write(
-        f"{folder}/002-completion.md",
-        completion_md(gated, folder, psha, "001-review.md"),
-    )
+    complete_by_hand(gated)
     commit(gated, "complete p1")
     gated.git("rm", "-q", f"{folder}/002-completion.md")
     gated.write("src/a.py", "more work\n")

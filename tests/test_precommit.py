@@ -11,7 +11,8 @@ import pytest
 from harness_gate.hooks import local_config
 from tests.helpers import Repo
 
-pytestmark = pytest.mark.slow  # the real pre-commit framework, try-repo installs this checkout
+# the real pre-commit framework, try-repo installs this checkout
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 PROJECT = Path(__file__).resolve().parent.parent
 PY = sys.executable

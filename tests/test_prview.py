@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +13,8 @@ import pytest
 
 from harness_gate import github, prview
 from tests.github_runner import run_action
-from tests.helpers import Repo
+from tests.helpers import PY, Repo, adopted_main, planned_branch, verified_work
 
-PY = Path(sys.executable).as_posix()
 HOSTILE = (
     "Ship <script>alert(1)</script> for @org/team ![x](http://evil.example/p.png) | cell\nline two #12 www.evil.example"
 )
@@ -28,30 +26,12 @@ def sha(repo: Repo, rev: str) -> str:
 
 def start(repo: Repo, objective: str = HOSTILE) -> Repo:
     """main adopts harness-gate; `feature` holds an approved plan with two commands."""
-    repo.write("README.md", "x\n")
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "init")
-    repo.cli("init")
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "adopt")
-    repo.git("checkout", "-qb", "feature")
-    res = repo.cli("plan", "new", "p1", "--objective", objective, "--boundary", "src/**",
-                   "--verify", f"unit={PY} -c pass", "--verify", f"lint={PY} -c pass")  # fmt: skip
-    assert res.exit_code == 0, res.output
-    repo.approve()
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "Plan: p1")
-    return repo
+    return planned_branch(adopted_main(repo), objective=objective, verify=(f"unit={PY} -c pass", f"lint={PY} -c pass"),
+                          message="Plan: p1")  # fmt: skip
 
 
 def work_and_review(repo: Repo) -> None:
-    repo.write("src/a.py", "a = 1\n")
-    assert repo.cli("verify").exit_code == 0
-    assert repo.cli("review", "new", "--reviewer", "Rae").exit_code == 0
-    review = repo.path / "harness/plans/p1/001-review.md"
-    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "Work, verified and reviewed")
+    verified_work(repo, "Work, verified and reviewed", reviewer="Rae")
 
 
 def approval(repo: Repo) -> dict[str, Any]:
@@ -72,6 +52,7 @@ def assert_inert(markdown: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.integration  # the Action's steps, installed
 def test_a_blocked_pull_request_summary_shows_the_plan_and_each_commit(repo: Repo, runner_temp: Path) -> None:
     start(repo)
     work_and_review(repo)
@@ -211,10 +192,31 @@ def test_a_rendered_mention_or_reference_stays_inert() -> None:
     rendering yields must not hold `@team` or `#12` as GitHub would link them."""
     import html
 
-    for out in (prview.text("ping @org/team and #12"), github._cell("ping @org/team and #12")):
-        rendered = html.unescape(out)
-        assert "@org" not in rendered and "#12" not in rendered
-        assert "@\u200borg/team" in rendered and "#\u200b12" in rendered
+    rendered = html.unescape(prview.text("ping @org/team and #12"))
+    assert "@org" not in rendered and "#12" not in rendered
+    assert "@\u200borg/team" in rendered and "#\u200b12" in rendered
+
+
+def test_the_step_summary_is_the_view_with_every_finding() -> None:
+    """One renderer, one escaping: the step summary's error and findings are the view's,
+    as inert, and it lists every finding where the comment counts the rest."""
+    from harness_gate.errors import HarnessGateError
+    from harness_gate.findings import finding
+    from harness_gate.report import Report
+
+    found = tuple(finding("HG101", f"{HOSTILE}{i}.py", HOSTILE, hint=HOSTILE) for i in range(prview.FINDINGS_SHOWN + 1))
+    report = Report("check", found, {"stage": "ci"}, HarnessGateError("HG999", HOSTILE, HOSTILE))
+    step, comment = github.summary(report), prview.render(report)
+    assert_inert(step)
+    assert step.startswith("## ⚠️ harness-gate: error\n") and comment.startswith("## ⚠️ harness-gate check: error\n")
+
+    def rows(markdown: str) -> list[str]:
+        return [line for line in markdown.splitlines() if line.startswith("| HG101 |")]
+
+    assert len(rows(step)) == len(found) and rows(comment) == rows(step)[:-1]
+    assert "1 more: the JSON report lists every finding" in comment and "more: the JSON" not in step
+    rest = [line for line in step.splitlines()[1:] if line not in rows(step)]
+    assert rest == [line for line in comment.splitlines()[1:] if line not in rows(comment) and "1 more:" not in line]
 
 
 def test_long_finding_lists_are_counted_past_the_table() -> None:

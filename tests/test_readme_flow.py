@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # installs the hooks and runs pytest as a verify command
+# installs the hooks and runs pytest as a verify command
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 PLACEHOLDERS = {

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +16,8 @@ from harness_gate import schema
 from harness_gate.cli import cli
 from harness_gate.findings import RULES, rule_anchor
 from harness_gate.report import REPORT_SCHEMA
-from tests.helpers import Repo, blocked_branch
+from tests.helpers import PY, Repo, adopted_main, blocked_branch
 
-PY = Path(sys.executable).as_posix()
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
@@ -133,12 +131,8 @@ def test_every_json_command_in_every_outcome_matches_the_documented_schema(adopt
     assert seen == json_commands(), sorted(json_commands() ^ seen)
 
 
-def test_range_findings_carry_their_commit_and_logs_their_line(adopted: Repo) -> None:
-    repo = adopted
-    repo.cli("init")
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "adopt")
-    outside = blocked_branch(repo)
+def test_range_findings_carry_their_commit_and_logs_their_line(repo: Repo) -> None:
+    outside = blocked_branch(adopted_main(repo))
     # The real process: `check` takes the lean path, without click.
     proc = repo.run("check", "--base", "main", "--stage", "ci", "--format", "json")
     assert proc.returncode == 1, proc.stdout

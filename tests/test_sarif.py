@@ -16,7 +16,6 @@ import io
 import json
 import re
 import subprocess
-import sys
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -28,9 +27,8 @@ from harness_gate import __version__, github, sarif
 from harness_gate.errors import HarnessGateError
 from harness_gate.findings import PROJECT_URL, RULES, Finding, Severity
 from harness_gate.report import Report
-from tests.helpers import Repo, blocked_branch
+from tests.helpers import PY, Repo, adopted_main, blocked_branch
 
-PY = Path(sys.executable).as_posix()
 PROJECT = Path(__file__).resolve().parent.parent
 LEVELS = ["none", "note", "warning", "error"]
 
@@ -243,13 +241,7 @@ def sha(repo: Repo, rev: str) -> str:
 @pytest.fixture
 def blocked(repo: Repo) -> Repo:
     """A branch with a plan, verified work, and a commit outside the boundary after it."""
-    repo.write("README.md", "x\n")
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "init")
-    repo.cli("init")
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "adopt")
-    blocked_branch(repo, f"{PY} -c pass")
+    blocked_branch(adopted_main(repo))
     return repo
 
 
@@ -468,6 +460,7 @@ def test_an_error_annotation_comes_first_and_counts_against_the_errors() -> None
 
 
 @pytest.mark.slow
+@pytest.mark.integration  # the Action's steps, installed
 def test_the_action_writes_sarif_and_json_with_commit_and_line_for_a_blocked_pr(
     blocked: Repo, runner_temp: Path
 ) -> None:
@@ -497,6 +490,7 @@ def test_the_action_writes_sarif_and_json_with_commit_and_line_for_a_blocked_pr(
 
 
 @pytest.mark.slow
+@pytest.mark.integration  # the Action's steps, installed
 def test_the_action_writes_a_failed_invocation_when_it_cannot_decide(blocked: Repo, runner_temp: Path) -> None:
     from tests.github_runner import run_action
 

@@ -25,7 +25,8 @@ from harness_gate.hooks import local_config
 from tests.github_runner import Outcome, run_action
 from tests.helpers import built_once
 
-pytestmark = pytest.mark.slow  # builds a team of clones per test
+# builds a team of clones per test
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 PY = Path(sys.executable).as_posix()
 # The configuration `init` writes, its entries run from this interpreter (no network).

@@ -12,7 +12,7 @@ import pytest
 from tests.adversarial.test_signatures import adopt, commit, findings
 from tests.adversarial.util import BOUNDARY_ONLY, PY, check, rev, setup_gated
 from tests.adversarial.util import commit as plain_commit
-from tests.helpers import Repo, completion_md, plan_sha, review_md
+from tests.helpers import Repo, complete_by_hand, pass_review, plan_sha, review_md
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
 
@@ -124,11 +124,9 @@ def test_a_squashed_plan_life_is_judged_by_its_final_policy(repo: Repo) -> None:
     setup_gated(repo, config=BOUNDARY_ONLY)
     base = rev(repo, "HEAD")
     repo.git("checkout", "-qb", "squashed")
-    folder = repo.new_plan("whole", ("lib/**",))
+    repo.new_plan("whole", ("lib/**",))
     repo.approve(plan="whole")
-    psha = plan_sha(repo, folder)
-    repo.write(f"{folder}/001-review.md", review_md(psha, "PASS"))
-    repo.write(f"{folder}/002-completion.md", completion_md(repo, folder, psha))
+    complete_by_hand(repo, "whole")
     repo.write("lib/x.py", "x = 1\n")
     plain_commit(repo, "the whole life at once")
     assert check(repo, "--base", base) == (0, [])
@@ -192,9 +190,7 @@ def test_an_open_plan_merged_in_from_another_branch_cannot_land(repo: Repo) -> N
     repo.approve(plan="docs")
     plain_commit(repo, "mallory's plan")
     repo.git("merge", "-q", "--no-edit", "--no-verify", "alice")
-    psha = plan_sha(repo, "harness/plans/docs")
-    repo.write("harness/plans/docs/001-review.md", review_md(psha, "PASS"))
-    repo.write("harness/plans/docs/002-completion.md", completion_md(repo, "harness/plans/docs", psha))
+    complete_by_hand(repo, "docs")
     plain_commit(repo, "mallory completes her own plan")
     code, found = check(repo, "--base", "main", "--stage", "ci")
     assert (code, found) == (1, [("HG415", "harness/plans/app/plan.md")])
@@ -235,9 +231,7 @@ def _landed_repo(repo: Repo, config: str) -> tuple[str, str]:
     repo.write("src/a.py", "a = 2\n")
     plain_commit(repo, "X")
     assert repo.cli("verify").exit_code == 0
-    assert repo.cli("review", "new", "--reviewer", "Rae").exit_code == 0
-    review = repo.path / "harness/plans/p1/001-review.md"
-    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
+    pass_review(repo)
     plain_commit(repo, "evidence and review of X")
     return before, rev(repo, "HEAD")
 
@@ -267,13 +261,6 @@ def test_landed_code_after_the_review_is_not_covered(repo: Repo) -> None:
     assert code == 1 and ("HG413", "harness/plans/p1/001-review.md") in found
 
 
-def _complete(repo: Repo, plan_id: str) -> None:
-    folder = f"harness/plans/{plan_id}"
-    psha = plan_sha(repo, folder)
-    repo.write(f"{folder}/001-review.md", review_md(psha, "PASS"))
-    repo.write(f"{folder}/002-completion.md", completion_md(repo, folder, psha))
-
-
 def _squash(repo: Repo, branch: str) -> str:
     """`git merge --squash` onto main and commit: main's tip before it is returned."""
     repo.git("checkout", "-q", "main")
@@ -298,8 +285,8 @@ def test_a_squash_of_a_branch_that_used_two_plans(repo: Repo) -> None:
     plain_commit(repo, "docs")
     repo.write("lib/y.py", "y = 1\n")
     plain_commit(repo, "lib")
-    _complete(repo, "docs")
-    _complete(repo, "lib")
+    complete_by_hand(repo, "docs")
+    complete_by_hand(repo, "lib")
     plain_commit(repo, "both completed")
     assert check(repo, "--base", "main", "--stage", "ci") == (0, [])
     before = _squash(repo, "both")
@@ -320,7 +307,7 @@ def test_a_squash_of_work_under_the_bases_open_plan(repo: Repo) -> None:
     repo.git("checkout", "-qb", "work")
     repo.write("src/a.py", "a = 2\n")
     plain_commit(repo, "work under main's p1")
-    _complete(repo, "p1")
+    complete_by_hand(repo, "p1")
     plain_commit(repo, "complete p1")
     assert check(repo, "--base", "main", "--stage", "ci") == (0, [])
     before = _squash(repo, "work")

@@ -217,6 +217,8 @@ def fuzz(examples: int) -> settings:
 STARRY = st.lists(st.sampled_from(TOKENS), min_size=1, max_size=10).map("".join).filter(_valid)
 
 
+# Fuzzing (slow): the worst cases above and tests/test_boundary.py's comparison with git stay in the fast loop.
+@pytest.mark.slow
 @fuzz(200)
 @given(STARRY)
 def test_starry_patterns_match_what_git_matches(star_tree: tuple[Path, list[bytes]], pattern: str) -> None:
@@ -230,6 +232,7 @@ def test_starry_patterns_match_what_git_matches(star_tree: tuple[Path, list[byte
         assert [p for p in paths if linear.fullmatch(p)] == [p for p in paths if plain.fullmatch(p)], pattern
 
 
+@pytest.mark.slow  # fuzzing, as above
 @fuzz(60)
 @given(st.lists(STARRY, min_size=2, max_size=5))
 def test_a_starry_boundary_matches_the_union(star_tree: tuple[Path, list[bytes]], pats: list[str]) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness_gate import history, snapshot
-from tests.helpers import Repo
+from tests.helpers import Repo, pass_review
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
 
@@ -222,9 +222,7 @@ def reviewed(repo: Repo, keys: dict[str, Path], code_key: Path | None, review_ke
     repo.git("add", "-A")
     assert repo.cli("verify").exit_code == 0
     commit(repo, "code", code_key)
-    assert repo.cli("review", "new", "--reviewer", "Rae").exit_code == 0
-    review = repo.path / FOLDER / "001-review.md"
-    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
+    pass_review(repo)
     commit(repo, "review", review_key)
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.adversarial.util import BOUNDARY_ONLY, FOLDER, PY, check, commit, rev, setup_gated
 from tests.adversarial.util import staged as staged_codes
-from tests.helpers import Repo
+from tests.helpers import Repo, pass_review
 
 CI = ("--base", "main", "--head", "HEAD", "--stage", "ci")
 WEAK = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\ncompletion_stages = []\n'
@@ -232,10 +232,7 @@ def test_reverify_runs_after_the_signatures_are_judged(
     repo.git("add", "-A")
     assert repo.cli("verify").exit_code == 0
     signed_commit(repo, "code")
-    res = repo.cli("review", "new", "--reviewer", "Rae")
-    assert res.exit_code == 0, res.output
-    review = repo.path / FOLDER / "001-review.md"
-    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
+    pass_review(repo)
     signed_commit(repo, "review, unsigned")
     monkeypatch.setenv("HG_VANDAL", "1")
     code, found = check(repo, *CI, "--reverify")
