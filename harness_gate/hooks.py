@@ -108,8 +108,8 @@ if __name__ == "__main__":
 
 AGENT_SETTINGS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json"}
 # The tools routed to the hook (a regex each runtime matches against the tool name): the writing
-# tools, the shell, and every MCP tool (`mcp__<server>__<tool>`). Codex names its shell `Bash`
-# in hook payloads (`shell` in versions before).
+# tools, the shell, and every MCP tool (`mcp__<server>__<tool>`). Codex names its shell tools
+# `Bash` in hook payloads (`shell` stays for a version that names it so).
 AGENT_MATCHER = {
     "claude": "Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*",
     "codex": "apply_patch|Bash|shell|mcp__.*",
