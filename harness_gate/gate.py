@@ -47,6 +47,9 @@ PROTECTED_PATHS = (".github/CODEOWNERS", "docs/CODEOWNERS")
 AGENT_FILES = (".mcp.json",)
 AGENT_NAMES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md")
 AGENT_DIRS = (".claude", ".codex")
+# Below them, the one subtree that holds records rather than settings: the harness runtime's
+# evidence logs (docs/formats/runtime.md), which its format's rules judge.
+AGENT_DATA = ".codex/harness/evidence/"
 PROTECTED_DIRS = (".github/",)
 APPEND_ONLY = ("approvals.jsonl", "evidence.jsonl")
 
@@ -67,7 +70,7 @@ def protected(path: str, config_source: str | None, artifacts_dir: str = "") -> 
     name = path.rsplit("/", 1)[-1]
     if name in PROTECTED_NAMES:
         return f"`{name}` files change how git treats paths"
-    if path in AGENT_FILES or name in AGENT_NAMES or _in_agent_dir(path):
+    if path in AGENT_FILES or name in AGENT_NAMES or _agent_dir(path) is not None:
         return f"`{path}` configures a coding agent's runtime or its hooks"
     if path in PROTECTED_ROOT or path in PROTECTED_PATHS:
         return f"`{path}` configures the repository, its hooks or the gate"
@@ -81,15 +84,20 @@ def protected(path: str, config_source: str | None, artifacts_dir: str = "") -> 
     return None
 
 
-def _in_agent_dir(path: str) -> bool:
-    """Whether a part of `path` (the file itself too: a file or link in place of the
-    directory) is one of the runtimes' directories: a substring test first, it is cheap."""
-    return any(d in path for d in AGENT_DIRS) and any(part in AGENT_DIRS for part in path.split("/"))
+def _agent_dir(path: str) -> str | None:
+    """The runtime's directory `path` lies in (or is: a file or link in place of it), unless
+    it lies in the runtime's evidence logs (AGENT_DATA); a substring test first, it is cheap."""
+    if not any(d in path for d in AGENT_DIRS):
+        return None
+    parts = path.split("/")
+    for i, part in enumerate(parts):
+        if part in AGENT_DIRS and not "/".join(parts[i:]).startswith(AGENT_DATA):
+            return part
+    return None
 
 
 _FOLDED_FILES = {p.casefold(): p for p in (*PROTECTED_ROOT, *PROTECTED_PATHS, *AGENT_FILES)}
 _FOLDED_NAMES = {n.casefold(): n for n in (*PROTECTED_NAMES, *AGENT_NAMES)}
-_FOLDED_DIRS = {d.casefold(): d for d in AGENT_DIRS}
 
 
 def case_variant(path: str, config_source: str | None, artifacts_dir: str) -> str | None:
@@ -106,8 +114,8 @@ def case_variant(path: str, config_source: str | None, artifacts_dir: str) -> st
         hit = config_source
     if hit is None:
         hit = next((d for d in PROTECTED_DIRS if folded.startswith(d)), None)
-    if hit is None and any(d in folded for d in _FOLDED_DIRS):
-        hit = next((_FOLDED_DIRS[part] + "/" for part in folded.split("/") if part in _FOLDED_DIRS), None)
+    if hit is None and (part := _agent_dir(folded)) is not None:  # AGENT_DIRS are lower case
+        hit = part + "/"
     if hit is None and folded == artifacts_dir.casefold() and path != artifacts_dir:
         hit = artifacts_dir
     if hit is None or protected(path, config_source, artifacts_dir) is not None:

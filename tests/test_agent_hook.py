@@ -525,6 +525,16 @@ def test_the_runtimes_files_are_protected_for_the_hook_and_the_commit(repo: Repo
     assert ("HG106" if path in RUNTIME_VARIANTS else "HG102", path) in found
 
 
+def test_the_runtimes_evidence_logs_are_not_settings(repo: Repo) -> None:
+    """`.codex/harness/evidence/` holds the harness runtime's records (docs/formats/runtime.md),
+    judged by the boundary and that format's rules; nothing else below `.codex/` is."""
+    setup_gated(repo, boundary=(*WIDE, "src/.codex/**"))
+    for path in (".codex/harness/evidence/2026-05-11.jsonl", "src/.codex/harness/evidence/a/b.jsonl"):
+        assert decision(repo, "Write", {"file_path": path, "content": ""}) == ("allow", ""), path
+    for path in (".codex/harness/config.toml", ".codex/harness/evidence/.claude/settings.json"):
+        assert decision(repo, "Write", {"file_path": path, "content": ""})[0] == "deny", path
+
+
 def test_a_runtime_file_named_exactly_in_the_boundary_is_allowed(repo: Repo) -> None:
     setup_gated(repo, boundary=("src/**", ".claude/**", ".claude/hooks/pre.sh"))
     assert decision(repo, "Write", {"file_path": ".claude/hooks/pre.sh", "content": "x"})[0] == "allow"

@@ -200,6 +200,7 @@ _PIECES = [
     "harne", ".gitattribute", ".pre-commit-hoo", "s.yaml", "CODEOWNER", ".g", "tignore", "s",
     ".claude", "settings.json", ".codex", "hooks.json", "CLAUDE.md", "AGENTS.md", "claude.md",
     "AGENTS.override.md", "CLAUDE.local.md", ".mcp.json", ".MCP.json", ".cl", "aude", ".Codex", "agents/",
+    "harness/evidence/", "Harness/evidence/", "e.jsonl",
 ]  # fmt: skip
 
 
