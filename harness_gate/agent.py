@@ -15,17 +15,22 @@ import contextlib
 import json
 import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-MAX_PAYLOAD = 1 << 20  # bytes read from stdin; a larger payload is denied
+# Bytes read from stdin, a chunk at a time; a larger payload is denied. A Write carries the
+# whole file it writes: the cap fits large generated files, and bounds what is held.
+MAX_PAYLOAD = 64 << 20
+_CHUNK = 1 << 20
 RUNTIMES = ("claude", "codex")
 # Tool -> the input key holding the one path it writes.
 WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 PATCH_TOOLS = frozenset({"apply_patch"})
 SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command"})
+MCP_PREFIX = "mcp__"  # both runtimes name an MCP server's tools `mcp__<server>__<tool>`
 # Tools that write nothing in the work tree: let through without a look.
 READ_ONLY = frozenset({
     "Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "TodoWrite", "TodoRead", "Task", "NotebookRead",
@@ -71,9 +76,7 @@ def run(runtime: str, stdin: IO[bytes]) -> tuple[int, str, str]:
 def _answer(runtime: str, stdin: IO[bytes]) -> tuple[int, str, str]:
     event = "PreToolUse"
     try:
-        data = stdin.read(MAX_PAYLOAD + 1)
-        if len(data) > MAX_PAYLOAD:
-            raise Malformed(f"the payload is larger than {MAX_PAYLOAD} bytes")
+        data = _read_payload(stdin)
         try:
             payload = json.loads(data)
         except (ValueError, UnicodeDecodeError) as exc:
@@ -99,6 +102,18 @@ def _answer(runtime: str, stdin: IO[bytes]) -> tuple[int, str, str]:
     if event in ("Stop", "SubagentStop"):  # a Stop payload that failed to be judged: block once
         return stop_answer(Decision("block", decision.reason))
     return pre_tool_answer(runtime, decision)
+
+
+def _read_payload(stdin: IO[bytes]) -> bytes:
+    """The payload, read a chunk at a time and never past the cap (Malformed beyond it)."""
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := stdin.read(min(_CHUNK, MAX_PAYLOAD + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_PAYLOAD:
+            raise Malformed(f"the payload is larger than {MAX_PAYLOAD} bytes ({MAX_PAYLOAD >> 20} MiB)")
+    return b"".join(chunks)
 
 
 def pre_tool_answer(runtime: str, decision: Decision) -> tuple[int, str, str]:
@@ -159,6 +174,8 @@ def pre_tool_use(payload: dict[str, Any]) -> Decision:
         return judge(cwd, patch_paths(_patch_text(tool_input)), tool)
     if tool in SHELL_TOOLS:
         return shell(cwd, tool_input)
+    if tool.startswith(MCP_PREFIX):
+        return mcp(tool)
     return Decision(
         "deny",
         f"harness-gate does not know the tool `{tool}` and cannot tell what it writes: denied (fail closed). "
@@ -190,6 +207,8 @@ def _patch_text(tool_input: dict[str, Any]) -> str:
         if isinstance(tool_input.get(key), str):
             return str(tool_input[key])
     command = tool_input.get("command")
+    if isinstance(command, str):  # Codex's hook payload: the patch itself
+        return command
     if isinstance(command, list) and command and isinstance(command[-1], str):
         return command[-1]
     raise Malformed("`apply_patch` carries no patch (`input`, `patch` or `command`)")
@@ -220,6 +239,19 @@ def patch_paths(text: str) -> list[tuple[str, str]]:
     if not out:
         raise Malformed("the patch names no file")
     return out
+
+
+def mcp(tool: str) -> Decision:
+    """An MCP server's tool: its arguments mean what the server makes of them, so what it
+    writes cannot be told. Not denied (many only read); a human at the prompt decides."""
+    repo = _repository(_project())
+    if isinstance(repo, Decision):
+        return repo
+    return Decision(
+        "ask",
+        f"harness-gate cannot tell what the MCP tool `{tool[:80]}` writes: an MCP server acts on its own, outside "
+        "the gate's view, so a human decides. The commit gate still judges what it changes in the repository.",
+    )
 
 
 def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
@@ -354,6 +386,26 @@ def _nested_repository(root: Path, rel: str) -> str | None:
     return None
 
 
+def _hard_links(path: Path) -> int:
+    """How many names the regular file at `path` has (1 when there is none yet)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return 1
+    return st.st_nlink if stat.S_ISREG(st.st_mode) else 1
+
+
+def _change(rel: str, status: str, on_disk: bool) -> Any:
+    """A change of `rel` as the gate's rules read one: what git would show for it (modes
+    of a regular file; object ids that are never read)."""
+    from harness_gate import git  # noqa: PLC0415
+
+    old_mode = "100644" if on_disk or status in ("M", "D") else git.NO_MODE
+    new_mode = git.NO_MODE if status == "D" else "100644"
+    zero = "0" * 40
+    return git.Change(rel.encode("utf-8", "surrogateescape"), (old_mode,), new_mode, (zero,), zero, status)
+
+
 def _inside(path: str, top: str) -> str | None:
     if path == top:
         return ""
@@ -364,11 +416,12 @@ def _inside(path: str, top: str) -> str | None:
 
 
 def judge_paths(
-    location: Any, cfg: Any, cwd: Path, paths: Sequence[tuple[str, str]]
+    location: Any, cfg: Any, cwd: Path, paths: Sequence[tuple[str, str]], *, before: bool = True
 ) -> tuple[list[tuple[str, str, str]], str | None]:
     """Findings (code, path, message) for writing `paths` ((name, "A"|"M"|"D")), and the
     plan that allows them when none blocks. The plan's rules are gate.judge_writes over the
-    index's plans, chosen as `check --staged` chooses them."""
+    index's plans, chosen as `check --staged` chooses them. `before` the write, a file with
+    other hard links is refused too (Stop judges what was written)."""
     from harness_gate import branches, gate, git, governance, snapshot, trust  # noqa: PLC0415
 
     root: Path = location.toplevel
@@ -393,13 +446,15 @@ def judge_paths(
                     "`harness-gate approve`",
                 ))  # fmt: skip
                 continue
-            on_disk = os.path.lexists(root / rel)
-            old_mode = "100644" if on_disk or status in ("M", "D") else git.NO_MODE
-            new_mode = git.NO_MODE if status == "D" else "100644"
-            zero = "0" * 40
-            changes.append(
-                git.Change(rel.encode("utf-8", "surrogateescape"), (old_mode,), new_mode, (zero,), zero, status)
-            )
+            links = _hard_links(root / rel) if before and status != "D" else 1
+            if links > 1:
+                out.append((
+                    "", rel,
+                    f"a hard link ({links} names of one file): writing it changes the file under its other names "
+                    "too, which may lie outside the write boundary or the repository",
+                ))  # fmt: skip
+                continue
+            changes.append(_change(rel, status, os.path.lexists(root / rel)))
     if not changes:
         return out, None
     try:
@@ -438,8 +493,8 @@ def judge_paths(
 def on_stop(payload: dict[str, Any]) -> Decision:
     """What the git gate would say now of the work tree's changes (every path not as HEAD
     has it): block the stop once, so the agent fixes them; never when it already continues
-    because of a stop hook (`stop_hook_active`)."""
-    if payload.get("stop_hook_active") is True:
+    because of a stop hook (`stop_hook_active`, true or "true")."""
+    if _continuing(payload.get("stop_hook_active")):
         return Decision("none")
     from harness_gate import git  # noqa: PLC0415
 
@@ -448,14 +503,18 @@ def on_stop(payload: dict[str, Any]) -> Decision:
         return Decision("none")
     location, cfg = repo
     root = location.toplevel
-    paths = []
+    paths, artifacts = [], []
     for xy, path in git.status_records(root):
-        if path == cfg.artifacts_dir or path.startswith(cfg.artifacts_dir + "/"):
-            continue  # harness-gate's own commands write there; `check` judges the artifacts
-        paths.append((str(root / path), "D" if "D" in xy else ("A" if xy == "??" else "M")))
-    if not paths:
+        status = "D" if "D" in xy else ("A" if xy == "??" else "M")
+        if path.startswith(cfg.artifacts_dir + "/"):
+            artifacts.append(_change(path, status, True))  # judged by the artifact rules, below
+        else:
+            paths.append((str(root / path), status))
+    if not paths and not artifacts:
         return Decision("none")
-    findings, _ = judge_paths(location, cfg, root, paths)
+    findings = judge_paths(location, cfg, root, paths, before=False)[0] if paths else []
+    if artifacts:
+        findings.extend(_artifact_findings(location, cfg, artifacts))
     if cfg.evidence_stages:
         findings.extend(_stale_evidence(root))
     if not findings:
@@ -464,6 +523,33 @@ def on_stop(payload: dict[str, Any]) -> Decision:
         "harness-gate denies this work tree:", "harness-gate: `check` would block these changes of the work tree:", 1
     )
     return Decision("block", reason + "\nFix them (revert the paths, or ask for an amendment) before you stop.")
+
+
+def _continuing(active: object) -> bool:
+    """`stop_hook_active` as a runtime may spell it: true, or the string "true"."""
+    return active is True or (isinstance(active, str) and active.strip().casefold() == "true")
+
+
+def _artifact_findings(location: Any, cfg: Any, changes: Sequence[Any]) -> list[tuple[str, str, str]]:
+    """What `check` would refuse of the work tree's changes under the artifacts root (an
+    approvals log or a plan written by hand, a record changed after its approval): the
+    gate's own artifact rules (gate.judge_artifacts), HEAD against the work tree."""
+    from harness_gate import check as check_mod  # noqa: PLC0415
+    from harness_gate import gate, git, snapshot, trust  # noqa: PLC0415
+
+    root: Path = location.toplevel
+    head: str = location.head
+    try:
+        with contextlib.ExitStack() as stack:
+            old = snapshot.from_commit(root, head, cfg)
+            new = snapshot.worktree_over(old, [gate.decode(c.path) for c in changes])
+            anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
+            new = check_mod._vouched(new, anchors, None)
+            state = gate.State("work tree", None, changes, new, lambda: [old], first_parent=head, parent=head)
+            found = [f for f in gate.judge_artifacts(state) if f.blocks]
+    finally:
+        git.discard_started()
+    return [(f.code, f.path, f.message) for f in found]
 
 
 def _stale_evidence(root: Path) -> list[tuple[str, str, str]]:

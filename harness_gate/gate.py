@@ -40,10 +40,16 @@ PROTECTED_ROOT = (
 )
 PROTECTED_PATHS = (".github/CODEOWNERS", "docs/CODEOWNERS")
 # A coding agent's hook settings and the instruction files its runtime reads (docs/agents.md):
-# an agent must not be able to switch off its own hook. The files at the root, the names
-# anywhere (the runtimes read nested instruction files too).
-AGENT_FILES = (".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json", ".codex/config.toml")
-AGENT_NAMES = ("CLAUDE.md", "AGENTS.md")
+# an agent must not be able to switch off its own hook. The files at the root; the names
+# anywhere (the runtimes read nested instruction files too); and everything in the
+# runtimes' own directories at any depth (settings, hook scripts, subagents, commands: a
+# runtime reads a nested `.claude/` or `.codex/` of the directory it starts in).
+AGENT_FILES = (".mcp.json",)
+AGENT_NAMES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md")
+AGENT_DIRS = (".claude", ".codex")
+# Below them, the one subtree that holds records rather than settings: the harness runtime's
+# evidence logs (docs/formats/runtime.md), which its format's rules judge.
+AGENT_DATA = ".codex/harness/evidence/"
 PROTECTED_DIRS = (".github/",)
 APPEND_ONLY = ("approvals.jsonl", "evidence.jsonl")
 
@@ -64,7 +70,7 @@ def protected(path: str, config_source: str | None, artifacts_dir: str = "") -> 
     name = path.rsplit("/", 1)[-1]
     if name in PROTECTED_NAMES:
         return f"`{name}` files change how git treats paths"
-    if path in AGENT_FILES or name in AGENT_NAMES:
+    if path in AGENT_FILES or name in AGENT_NAMES or _agent_dir(path) is not None:
         return f"`{path}` configures a coding agent's runtime or its hooks"
     if path in PROTECTED_ROOT or path in PROTECTED_PATHS:
         return f"`{path}` configures the repository, its hooks or the gate"
@@ -75,6 +81,18 @@ def protected(path: str, config_source: str | None, artifacts_dir: str = "") -> 
         return f"`{path}` holds the gate's configuration"
     if any(path.startswith(d) for d in PROTECTED_DIRS):
         return "`.github/` holds workflows and repository settings"
+    return None
+
+
+def _agent_dir(path: str) -> str | None:
+    """The runtime's directory `path` lies in (or is: a file or link in place of it), unless
+    it lies in the runtime's evidence logs (AGENT_DATA); a substring test first, it is cheap."""
+    if not any(d in path for d in AGENT_DIRS):
+        return None
+    parts = path.split("/")
+    for i, part in enumerate(parts):
+        if part in AGENT_DIRS and not "/".join(parts[i:]).startswith(AGENT_DATA):
+            return part
     return None
 
 
@@ -96,6 +114,8 @@ def case_variant(path: str, config_source: str | None, artifacts_dir: str) -> st
         hit = config_source
     if hit is None:
         hit = next((d for d in PROTECTED_DIRS if folded.startswith(d)), None)
+    if hit is None and (part := _agent_dir(folded)) is not None:  # AGENT_DIRS are lower case
+        hit = part + "/"
     if hit is None and folded == artifacts_dir.casefold() and path != artifacts_dir:
         hit = artifacts_dir
     if hit is None or protected(path, config_source, artifacts_dir) is not None:
@@ -198,6 +218,13 @@ def judge_writes(state: State) -> list[Finding]:
     if code_changes:
         out.extend(_authority(state, code_changes, None, None, suspects))
     return out
+
+
+def judge_artifacts(state: State) -> list[Finding]:
+    """The artifact rules for the state's changes under the artifacts root, as
+    `check_state` judges them: what the agent hook reports of the work tree at Stop."""
+    inside, signers = _root_prefix(state.new.config.artifacts_dir), signers_path(state.new.config.artifacts_dir)
+    return _artifact_rules(state, [c for c in state.changes if _artifact(c.path, inside, signers)])
 
 
 def _formats(state: State, changes: Sequence[git.Change]) -> list[Finding]:
@@ -305,6 +332,7 @@ def protected_names(config_source: str | None) -> tuple[str, ...]:
     what the bulk search looks for, and what makes the agent hook ask about a command."""
     return (
         *PROTECTED_NAMES, *PROTECTED_ROOT, *PROTECTED_PATHS, *PROTECTED_DIRS, *AGENT_FILES, *AGENT_NAMES,
+        *(f"{d}/" for d in AGENT_DIRS),
         "pyproject.toml", *([config_source] if config_source else []),
     )  # fmt: skip
 

@@ -107,7 +107,13 @@ if __name__ == "__main__":
 # -- the agent hook (docs/agents.md) -----------------------------------------------------------
 
 AGENT_SETTINGS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json"}
-AGENT_MATCHER = {"claude": "Write|Edit|MultiEdit|NotebookEdit|Bash", "codex": "apply_patch|shell"}
+# The tools routed to the hook (a regex each runtime matches against the tool name): the writing
+# tools, the shell, and every MCP tool (`mcp__<server>__<tool>`). Codex names its shell tools
+# `Bash` in hook payloads (`shell` stays for a version that names it so).
+AGENT_MATCHER = {
+    "claude": "Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*",
+    "codex": "apply_patch|Bash|shell|mcp__.*",
+}
 AGENT_EVENTS = ("PreToolUse", "Stop", "SubagentStop")
 
 
@@ -144,12 +150,19 @@ def agent_settings(root: Path, runtime: str) -> tuple[str, bytes, bool]:
     changed = not path.exists()
     for event in AGENT_EVENTS:
         entries = hooks.setdefault(event, [])
-        present = any(
-            isinstance(e, dict) and isinstance(e.get("hooks"), list)
+        mine = [
+            e for e in entries
+            if isinstance(e, dict) and isinstance(e.get("hooks"), list)
             and any(isinstance(h, dict) and h.get("command") == command for h in e["hooks"])
-            for e in entries
-        )  # fmt: skip
-        if not present:
+        ]  # fmt: skip
+        for old in mine:
+            # An entry of an earlier `init` routes the tools it knew: it gets today's matcher
+            # (MCP tools), unless it holds other hooks, whose matcher is the user's.
+            only_mine = all(isinstance(h, dict) and h.get("command") == command for h in old["hooks"])
+            if event == "PreToolUse" and only_mine and old.get("matcher") != AGENT_MATCHER[runtime]:
+                old["matcher"] = AGENT_MATCHER[runtime]
+                changed = True
+        if not mine:
             entry: dict[str, object] = {"hooks": [{"type": "command", "command": command}]}
             if event == "PreToolUse":
                 entry = {"matcher": AGENT_MATCHER[runtime], **entry}

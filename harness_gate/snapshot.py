@@ -217,23 +217,78 @@ def from_worktree(root: Path) -> Snapshot:
             for name in sorted(filenames) + [d for d in dirnames if (Path(dirpath) / d).is_symlink()]:
                 full = Path(dirpath) / name
                 rel = full.relative_to(root).as_posix()
-                st = full.lstat()
-                if stat.S_ISLNK(st.st_mode):
-                    problems.append(finding("HG516", rel, "symbolic links are not allowed under the artifacts root"))
-                elif stat.S_ISREG(st.st_mode) and st.st_mode & stat.S_IXUSR:
-                    # As git would record it (mode 100755): refused in every commit check too.
-                    problems.append(_mode_problems([git.Blob(rel, "100755", "")])[0])
-                elif stat.S_ISREG(st.st_mode) and name == "evidence.jsonl":
+                entry = worktree_file(root, rel, cfg, read=name != "evidence.jsonl")
+                if isinstance(entry, Finding):
+                    problems.append(entry)
+                elif entry is not None and name == "evidence.jsonl":
                     logs[rel] = full
-                elif stat.S_ISREG(st.st_mode):
-                    cap = cap_for(rel, cfg)
-                    if st.st_size > cap:
-                        problems.append(_too_large(rel, st.st_size, cap))
-                    else:
-                        files[rel] = read_capped(full, cap)
+                elif entry is not None:
+                    files[rel] = entry
     elif base.is_symlink():
         problems.append(finding("HG516", cfg.artifacts_dir, "the artifacts root must not be a symbolic link"))
     return Snapshot("work tree", root, cfg, files, tuple(problems), logs, _root_exists=base.exists())
+
+
+def worktree_file(root: Path, rel: str, cfg: config_mod.Config, *, read: bool = True) -> bytes | Finding | None:
+    """One file under the artifacts root as the work tree holds it: its bytes (b"" unless
+    `read`), the finding that refuses it (a symbolic link, an executable, over its cap), or
+    None when there is no regular file there."""
+    full = root / rel
+    try:
+        st = full.lstat()
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return finding("HG516", rel, "symbolic links are not allowed under the artifacts root")
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    if st.st_mode & stat.S_IXUSR:
+        # As git would record it (mode 100755): refused in every commit check too.
+        return _mode_problems([git.Blob(rel, "100755", "")])[0]
+    if not read:
+        return b""
+    cap = cap_for(rel, cfg)
+    if st.st_size > cap:
+        return _too_large(rel, st.st_size, cap)
+    return read_capped(full, cap)
+
+
+class Overlay(Mapping[str, bytes]):
+    """A state's files with some replaced or removed (None): the work tree's changes of a
+    few artifacts over the commit they start from."""
+
+    def __init__(self, base: Mapping[str, bytes], changed: Mapping[str, bytes | None]) -> None:
+        self._base = base
+        self._changed = changed
+
+    def __getitem__(self, path: str) -> bytes:
+        if path in self._changed:
+            data = self._changed[path]
+            if data is None:
+                raise KeyError(path)
+            return data
+        return self._base[path]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from (p for p in self._base if p not in self._changed)
+        yield from (p for p, data in self._changed.items() if data is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def worktree_over(base: Snapshot, paths: Iterable[str]) -> Snapshot:
+    """`base` with `paths` (under its artifacts root) as the work tree holds them: a file
+    the work tree refuses (a link, an executable, over its cap) is absent, with its finding."""
+    changed: dict[str, bytes | None] = {}
+    problems = list(base.problems)
+    for rel in paths:
+        entry = worktree_file(base.root, rel, base.config)
+        if isinstance(entry, Finding):
+            problems.append(entry)
+            entry = None
+        changed[rel] = entry
+    return dataclasses.replace(base, label="work tree", files=Overlay(base.files, changed), findings=tuple(problems))
 
 
 def from_index(root: Path, config: config_mod.Config | None = None) -> Snapshot:

@@ -15,7 +15,7 @@ import pytest
 
 from harness_gate import agent
 from harness_gate.cli import cli
-from tests.adversarial.util import commit, setup_gated
+from tests.adversarial.util import commit, setup_gated, staged
 from tests.helpers import Repo, adopted_main, completion_md, from_template
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -248,7 +248,7 @@ def test_an_oversized_payload_is_denied(gated: Repo) -> None:
 
 
 def test_an_unknown_writing_tool_is_denied_and_read_only_tools_pass(gated: Repo) -> None:
-    assert kind(gated, pre(gated, "mcp__fs__write_file", {"path": "src/x"})) == "deny"
+    assert kind(gated, pre(gated, "FileWriter", {"path": "src/x"})) == "deny"
     assert kind(gated, pre(gated, "Read", {"file_path": "other.py"})) == "allow"
     assert kind(gated, pre(gated, "Grep", {"pattern": "x"})) == "allow"
 
@@ -279,7 +279,7 @@ def test_shell_is_allowed_and_asks_when_it_names_a_protected_path(gated: Repo) -
     assert decision(gated, "Bash", {"command": "pytest -q"})[0] == "allow"
     verdict, reason = decision(gated, "Bash", {"command": "echo {} > .claude/settings.json"})
     assert verdict == "ask"
-    assert ".claude/settings.json" in reason
+    assert ".claude/" in reason
     assert decision(gated, "shell", {"command": ["bash", "-lc", "cat harness/plans/p1/plan.md"]}, "codex")[0] == "ask"
     assert decision(gated, "Bash", {"command": "harness-gate status"})[0] == "allow"
 
@@ -491,3 +491,189 @@ def test_a_tool_call_under_an_unknown_event_is_denied(gated: Repo) -> None:
     payload = {**pre(gated, "Write", {"file_path": ".harness-gate.toml"}), "hook_event_name": "preToolUse"}
     _code, out, _ = hook(gated, payload)
     assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+# -- the runtimes' own files: every one an agent could switch its hook off with -------------------
+
+RUNTIME_FILES = [
+    "AGENTS.override.md", "src/AGENTS.override.md", "CLAUDE.local.md", "src/deep/CLAUDE.local.md",
+    ".claude/hooks/pre.sh", ".claude/agents/writer.md", ".claude/commands/ship.md", ".claude/settings.json",
+    "sub/.claude/settings.json", "src/.codex/config.toml", ".codex/prompts/x.md", ".mcp.json",
+]  # fmt: skip
+RUNTIME_VARIANTS = [".Claude/hooks/pre.sh", "src/.CODEX/config.toml", ".MCP.json", "sub/agents.OVERRIDE.md"]
+
+
+@pytest.mark.parametrize("path", RUNTIME_FILES + RUNTIME_VARIANTS)
+def test_the_runtimes_files_are_protected_for_the_hook_and_the_commit(repo: Repo, path: str) -> None:
+    setup_gated(repo, boundary=(*WIDE, "sub/**", "*.json", "*/*/*.md"))
+    verdict, reason = decision(repo, "Write", {"file_path": path, "content": "{}"})
+    assert verdict == "deny", reason
+    assert path in reason
+    repo.write(path, "{}\n")
+    repo.git("add", "-A")
+    code, found = staged(repo)
+    assert code == 1
+    assert ("HG106" if path in RUNTIME_VARIANTS else "HG102", path) in found
+
+
+def test_the_runtimes_evidence_logs_are_not_settings(repo: Repo) -> None:
+    """`.codex/harness/evidence/` holds the harness runtime's records (docs/formats/runtime.md),
+    judged by the boundary and that format's rules; nothing else below `.codex/` is."""
+    setup_gated(repo, boundary=(*WIDE, "src/.codex/**"))
+    for path in (".codex/harness/evidence/2026-05-11.jsonl", "src/.codex/harness/evidence/a/b.jsonl"):
+        assert decision(repo, "Write", {"file_path": path, "content": ""}) == ("allow", ""), path
+    for path in (".codex/harness/config.toml", ".codex/harness/evidence/.claude/settings.json"):
+        assert decision(repo, "Write", {"file_path": path, "content": ""})[0] == "deny", path
+
+
+def test_a_runtime_file_named_exactly_in_the_boundary_is_allowed(repo: Repo) -> None:
+    setup_gated(repo, boundary=("src/**", ".claude/**", ".claude/hooks/pre.sh"))
+    assert decision(repo, "Write", {"file_path": ".claude/hooks/pre.sh", "content": "x"})[0] == "allow"
+    assert decision(repo, "Write", {"file_path": ".claude/hooks/post.sh", "content": "x"})[0] == "deny"
+
+
+def test_the_bulk_search_finds_the_runtimes_files_among_many() -> None:
+    import time
+
+    from harness_gate import gate
+
+    paths = [f"src/m{i}/f{i}.py".encode() for i in range(100_000)]
+    wanted = [p.encode() for p in RUNTIME_FILES + RUNTIME_VARIANTS]
+    start = time.perf_counter()
+    found = gate._suspects([*paths, *wanted], None, "harness")
+    assert time.perf_counter() - start < 1.0
+    assert set(wanted) <= found and not found & set(paths)
+
+
+# -- MCP tools -------------------------------------------------------------------------------------
+
+
+def test_mcp_tools_are_routed_to_the_hook_and_asked_about(gated: Repo) -> None:
+    import re
+
+    assert gated.cli("init", "--agent", "claude", "--agent", "codex").exit_code == 0
+    for settings in (".claude/settings.json", ".codex/hooks.json"):
+        matcher = json.loads(gated.read(settings))["hooks"]["PreToolUse"][0]["matcher"]
+        assert re.fullmatch(matcher, "mcp__filesystem__write_file"), settings
+    assert re.fullmatch(json.loads(gated.read(".codex/hooks.json"))["hooks"]["PreToolUse"][0]["matcher"], "Bash")
+    for runtime in ("claude", "codex"):
+        verdict, reason = decision(gated, "mcp__filesystem__write_file", {"path": "other.py"}, runtime)
+        assert verdict == "ask"
+        assert "cannot tell what the MCP tool `mcp__filesystem__write_file` writes" in reason
+    assert decision(gated, "FileWriter", {"path": "src/x"})[0] == "deny"  # not MCP, not known: denied
+
+
+def test_mcp_tools_in_a_repository_without_the_gate_pass(repo: Repo) -> None:
+    repo.write("a.py", "x\n")
+    commit(repo, "init")
+    assert decision(repo, "mcp__fs__write_file", {"path": "a.py"}) == ("allow", "")
+
+
+def test_codex_apply_patch_with_the_patch_in_command(gated: Repo) -> None:
+    """Codex's hook payload carries the patch as the string `tool_input.command`."""
+    inside = patch("*** Add File: src/c.py", "+c = 1")
+    assert decision(gated, "apply_patch", {"command": inside}, "codex") == ("allow", "")
+    verdict, reason = decision(gated, "apply_patch", {"command": patch("*** Add File: other5.py", "+x")}, "codex")
+    assert verdict == "deny"
+    assert "other5.py" in reason
+
+
+# -- payload size --------------------------------------------------------------------------------------
+
+
+def test_a_large_write_inside_the_boundary_is_allowed(gated: Repo) -> None:
+    content = "x = 1\n" * (2 * 1024 * 1024 // 6 + 1)  # over 2 MiB
+    assert decision(gated, "Write", {"file_path": "src/big.py", "content": content}) == ("allow", "")
+
+
+def test_a_payload_over_the_cap_is_denied_without_reading_it_all(gated: Repo) -> None:
+    class Endless(io.RawIOBase):
+        read_bytes = 0
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: Any) -> int:
+            buffer[:] = b" " * len(buffer)
+            self.read_bytes += len(buffer)
+            return len(buffer)
+
+    stream = Endless()
+    code, out, _ = agent.run("claude", io.BufferedReader(stream))
+    assert code == 0
+    assert "larger than" in json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert stream.read_bytes <= agent.MAX_PAYLOAD + (2 << 20)
+
+
+# -- Stop: stop_hook_active, the artifacts root ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("active", [True, "true", "TRUE", " True "])
+def test_stop_hook_active_true_or_the_string_true_never_blocks(gated: Repo, active: Any) -> None:
+    gated.write("other.py", "x = 3\n")
+    stop = {"cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": active}
+    assert hook(gated, stop)[:2] == (0, None)
+    assert hook(gated, {**stop, "stop_hook_active": "false"})[1]["decision"] == "block"
+
+
+@pytest.mark.parametrize(
+    ("rel", "text", "code"),
+    [
+        ("harness/plans/p1/approvals.jsonl", "", "HG211"),
+        ("harness/plans/p1/plan.md", "# not the plan that was approved\n", "HG210"),
+        ("harness/notes.txt", "mine\n", "HG516"),
+    ],
+    ids=["approvals-rewritten", "approved-plan-edited", "unknown-artifact"],
+)
+def test_stop_reports_artifacts_the_gate_would_refuse(gated: Repo, rel: str, text: str, code: str) -> None:
+    stop = {"cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    gated.write(rel, text)
+    _, out, _ = hook(gated, stop)
+    assert out is not None and out["decision"] == "block"
+    assert f"`{rel}`" in out["reason"] and f"[{code}]" in out["reason"]
+    gated.git("add", "-A")
+    assert code in {c for c, _ in staged(gated)[1]}  # what `check` says of the same change
+    assert hook(gated, {**stop, "stop_hook_active": True})[1] is None  # and only once
+
+
+def test_stop_lets_the_gates_own_artifact_commands_through(gated: Repo) -> None:
+    stop = {"cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    gated.new_plan("p2")
+    gated.write("src/a.py", "a = 3\n")
+    assert hook(gated, stop)[:2] == (0, None)
+
+
+def test_stop_reports_an_invalid_new_plan(gated: Repo) -> None:
+    gated.write("harness/plans/p3/plan.md", "no front matter here\n")
+    stop = {"cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    _, out, _ = hook(gated, stop)
+    assert out is not None and out["decision"] == "block"
+    assert "harness/plans/p3/plan.md" in out["reason"]
+
+
+# -- hard links --------------------------------------------------------------------------------------------
+
+
+def test_a_write_to_a_hard_link_is_denied(gated: Repo, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("mine\n")
+    os.link(outside, gated.path / "src/linked.py")
+    verdict, reason = decision(gated, "Write", {"file_path": "src/linked.py", "content": "x"})
+    assert verdict == "deny"
+    assert "hard link" in reason and "src/linked.py" in reason
+    os.link(gated.path / "secret/x", gated.path / "src/twin")  # the other name inside the repository
+    assert decision(gated, "Edit", {"file_path": "src/twin", "old_string": "s", "new_string": "t"})[0] == "deny"
+    patch_text = patch("*** Update File: src/twin", "@@", "-secret", "+open")
+    assert decision(gated, "apply_patch", {"input": patch_text}, "codex")[0] == "deny"
+    assert decision(gated, "Write", {"file_path": "src/a.py", "content": "a = 2\n"}) == ("allow", "")
+
+
+def test_init_agent_gives_an_earlier_entry_todays_matcher(gated: Repo) -> None:
+    command = "harness-gate agent-hook --runtime claude"
+    gated.write(".claude/settings.json", json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash", "hooks": [{"type": "command", "command": command}]},
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "mine"}, {"type": "command", "command": command}]},
+    ]}}))  # fmt: skip
+    assert gated.cli("init", "--agent", "claude").exit_code == 0
+    entries = json.loads(gated.read(".claude/settings.json"))["hooks"]["PreToolUse"]
+    assert [e["matcher"] for e in entries] == ["Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*", "Bash"]

@@ -199,6 +199,8 @@ _PIECES = [
     "pyproject.toml", "src", "x", "/", "\u017f", "\u212a", "\u0130", "S", "K", "I", "\u00df",
     "harne", ".gitattribute", ".pre-commit-hoo", "s.yaml", "CODEOWNER", ".g", "tignore", "s",
     ".claude", "settings.json", ".codex", "hooks.json", "CLAUDE.md", "AGENTS.md", "claude.md",
+    "AGENTS.override.md", "CLAUDE.local.md", ".mcp.json", ".MCP.json", ".cl", "aude", ".Codex", "agents/",
+    "harness/evidence/", "Harness/evidence/", "e.jsonl",
 ]  # fmt: skip
 
 
