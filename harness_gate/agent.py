@@ -534,7 +534,6 @@ def _artifact_findings(location: Any, cfg: Any, changes: Sequence[Any]) -> list[
     """What `check` would refuse of the work tree's changes under the artifacts root (an
     approvals log or a plan written by hand, a record changed after its approval): the
     gate's own artifact rules (gate.judge_artifacts), HEAD against the work tree."""
-    from harness_gate import check as check_mod  # noqa: PLC0415
     from harness_gate import gate, git, snapshot, trust  # noqa: PLC0415
 
     root: Path = location.toplevel
@@ -544,7 +543,7 @@ def _artifact_findings(location: Any, cfg: Any, changes: Sequence[Any]) -> list[
             old = snapshot.from_commit(root, head, cfg)
             new = snapshot.worktree_over(old, [gate.decode(c.path) for c in changes])
             anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
-            new = check_mod._vouched(new, anchors, None)
+            new = trust.vouched(new, anchors, None)
             state = gate.State("work tree", None, changes, new, lambda: [old], first_parent=head, parent=head)
             found = [f for f in gate.judge_artifacts(state) if f.blocks]
     finally:
