@@ -244,3 +244,31 @@ def _stale(binding: dict[str, Any], tree: str, now: str | None, life: lifecycle.
         again = "a review of it (`harness-gate review new`)"
     changed = "the change itself changed" if now is not None else "the files changed since the review"
     return f"{what}: {changed}; ask for {again}"
+
+
+def completing_review(folder: plans.PlanFolder, life: lifecycle.Lifecycle) -> tuple[str, Artifact]:
+    """The review a completion binds: the newest, passing, of a plan under review whose
+    folder has no findings (refused otherwise, with the first finding or HG405)."""
+    if life.findings or folder.findings:
+        first = (*folder.findings, *life.findings)[0]
+        raise Refused(
+            first.code, first.path, f"the plan folder has findings: {first.message}", "Run `harness-gate lint`."
+        )
+    latest = latest_review(folder)
+    if life.state is not lifecycle.State.REVIEWING or latest is None:
+        raise Refused(
+            "HG405", f"{folder.path}/plan.md",
+            f"plan `{folder.plan_id}` is {life.state.value}: completion needs a PASS or PASS_WITH_NOTES review",
+            "Ask for a review first: `harness-gate review new`, and have the reviewer fill it in.",
+        )  # fmt: skip
+    return latest
+
+
+def require_reviewed_tree(folder: plans.PlanFolder, name: str, review: Artifact, tree: str) -> None:
+    """Refused (HG413) when the review is of another tree than `tree`."""
+    if review.value("Binding")["tree"] != tree:
+        raise Refused(
+            "HG413", f"{folder.path}/{name}",
+            f"{name} reviewed tree {review.value('Binding')['tree'][:12]}, the work tree is {tree[:12]}",
+            "The files changed after the review: `harness-gate verify`, then `harness-gate review new`.",
+        )  # fmt: skip

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from harness_gate import cache, git
 from harness_gate import config as config_mod
 from harness_gate.errors import ConfigError, GitError
-from harness_gate.findings import Finding, finding
+from harness_gate.findings import Finding, Severity, finding
 
 if TYPE_CHECKING:
     from harness_gate.approvals import Approval
@@ -425,3 +425,15 @@ def trusted_config(
         # change cannot weaken the configuration the next change is judged by.
         return dataclasses.replace(cfg, source=rel or str(path))
     return read_config(root, trusted_rev)
+
+
+def ignored_config(root: Path) -> list[Finding]:
+    """A warning (HG902) when the work tree's pyproject.toml has a [tool.harness-gate] table
+    that is not read, because .harness-gate.toml is the configuration."""
+    read = {p: (root / p).read_bytes() for p in CONFIG_PATHS if (root / p).is_file()}
+    if not config_mod.ignored_table(read.get(config_mod.CONFIG_FILE), read.get("pyproject.toml")):
+        return []
+    return [finding(
+        "HG902", "pyproject.toml", f"its [tool.harness-gate] table is not read: {config_mod.CONFIG_FILE} is the "
+        "configuration (docs/config.md)", severity=Severity.WARNING,
+    )]  # fmt: skip

@@ -19,26 +19,9 @@ def complete(cwd: Path, plan_id: str | None, summary: str | None, *, cancel: boo
         raise Refused("HG411", f"{folder.path}/plan.md", f"plan `{folder.plan_id}` is already {life.state.value}")
     if cancel:
         return _cancel(root, snap, folder, life, summary)
-    if life.findings or folder.findings:
-        first = (*folder.findings, *life.findings)[0]
-        raise Refused(
-            first.code, first.path, f"the plan folder has findings: {first.message}", "Run `harness-gate lint`."
-        )
-    latest = freshness.latest_review(folder)
-    if life.state is not lifecycle.State.REVIEWING or latest is None:
-        raise Refused(
-            "HG405", f"{folder.path}/plan.md",
-            f"plan `{folder.plan_id}` is {life.state.value}: completion needs a PASS or PASS_WITH_NOTES review",
-            "Ask for a review first: `harness-gate review new`, and have the reviewer fill it in.",
-        )  # fmt: skip
-    name, review = latest
+    name, review = freshness.completing_review(folder, life)
     tree = fingerprints.fingerprint_worktree(root, snap.config)
-    if review.value("Binding")["tree"] != tree:
-        raise Refused(
-            "HG413", f"{folder.path}/{name}",
-            f"{name} reviewed tree {review.value('Binding')['tree'][:12]}, the work tree is {tree[:12]}",
-            "The files changed after the review: `harness-gate verify`, then `harness-gate review new`.",
-        )  # fmt: skip
+    freshness.require_reviewed_tree(folder, name, review, tree)
     refs = freshness.require_fresh_evidence(snap, folder, life, tree)
     assert life.plan_sha256 is not None  # noqa: S101
     text = templates.completion(

@@ -7,11 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_gate import config as config_mod
 from harness_gate import evidence, fingerprints, freshness, git, governance, lifecycle, plans, snapshot, templates
 from harness_gate import report as report_mod
 from harness_gate.errors import HarnessGateError, usage
-from harness_gate.findings import Finding, Severity, finding
+from harness_gate.findings import Finding, Severity
 from harness_gate.report import Report
 
 
@@ -20,7 +19,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
     snap = snapshot.from_worktree(root)
     if not snap.active:
         return report_mod.inactive("status")
-    found: list[Finding] = _ignored_config(root)
+    found: list[Finding] = snapshot.ignored_config(root)
     try:
         plan_id = governance.plan_id_for(snap, plan_id)
     except HarnessGateError as exc:
@@ -130,16 +129,6 @@ def status_view(cwd: Path, plan_id: str | None, base: str | None) -> Report:
     view = prview.plan_view(root, snap, plan_id, tree, commit=head, signed=signed)
     data = {"active": True, "head": head, "plan": plan_id, "plans": [view]}
     return Report("status", found, data, lines=(f"plan: {plan_id} ({view['state']}) at HEAD {head[:12]}",))
-
-
-def _ignored_config(root: Path) -> list[Finding]:
-    read = {p: (root / p).read_bytes() for p in snapshot.CONFIG_PATHS if (root / p).is_file()}
-    if not config_mod.ignored_table(read.get(config_mod.CONFIG_FILE), read.get("pyproject.toml")):
-        return []
-    return [finding(
-        "HG902", "pyproject.toml", f"its [tool.harness-gate] table is not read: {config_mod.CONFIG_FILE} is the "
-        "configuration (docs/config.md)", severity=Severity.WARNING,
-    )]  # fmt: skip
 
 
 def _next_step(

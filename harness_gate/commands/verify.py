@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness_gate import evidence, fingerprints, freshness, git, governance, plans, recording, snapshot
 from harness_gate.errors import usage
-from harness_gate.findings import Finding, finding
+from harness_gate.findings import Finding
 from harness_gate.report import Report, inactive
 
 
@@ -62,10 +62,9 @@ def verify(cwd: Path, plan_id: str | None, only: Sequence[str]) -> Report:
         )
         if changed:
             found.append(recording.changed_tree(folder, cmd["id"], changed))
-        if own != "PASS":  # the command's own failure, also when it changed the tree
-            code = "HG305" if own == "FAIL" else "HG306"
+        if own != "PASS":
             tail = [ln for ln in rec.key_output.strip().splitlines() if not ln.startswith("[harness-gate]")][-3:]
-            found.append(finding(code, f"{folder.path}/evidence.jsonl", f"`{cmd['id']}`: {' | '.join(tail)[:300]}"))
+            found.append(recording.failed(folder, cmd["id"], own, " | ".join(tail)[:300]))
     lines.append(f"recorded in {folder.path}/evidence.jsonl; commit it with the tree it speaks of")
     return Report("verify", tuple(found), {"plan": folder.plan_id}, lines=tuple(lines))
 
@@ -97,10 +96,8 @@ def record(cwd: Path, plan_id: str | None, command_id: str, argv: Sequence[str],
         timeout=timeout, plan_sha256=life.plan_sha256, policy=evidence.policy_hash(life.policy.verification),
     )  # fmt: skip
     found = [recording.changed_tree(folder, command_id, changed)] if changed else []
-    if own != "PASS":  # the command's own failure, also when it changed the tree
-        found.append(finding(
-            "HG305" if own == "FAIL" else "HG306", f"{folder.path}/evidence.jsonl", f"`{command_id}`: {own}"
-        ))  # fmt: skip
+    if own != "PASS":
+        found.append(recording.failed(folder, command_id, own, own))
     return Report("record", tuple(found), {"plan": folder.plan_id}, lines=(
         f"{command_id} {rec.status} {rec.duration_ms / 1000:.1f}s tree {tree[:12]} `{command}`",
     ))  # fmt: skip
