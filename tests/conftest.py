@@ -12,6 +12,16 @@ import pytest
 from tests.github_runner import action_venv, runner_temp  # noqa: F401  (fixtures for every test module)
 from tests.helpers import Repo
 
+ADVERSARIAL = Path(__file__).resolve().parent / "adversarial"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The adversarial suite is `slow` as a whole: hundreds of attacks, each a repository of
+    its own. The fast loop (`-m "not slow"`) leaves it to the full suite, which CI runs."""
+    for item in items:
+        if item.path.is_relative_to(ADVERSARIAL):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(autouse=True)
 def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:

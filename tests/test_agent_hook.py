@@ -84,6 +84,7 @@ def test_write_inside_the_boundary_is_allowed(gated: Repo) -> None:
     assert out == ""  # never "allow": that would skip the runtime's own permission prompts
 
 
+@pytest.mark.slow
 def test_write_outside_the_boundary_is_denied_with_what_to_do(gated: Repo) -> None:
     verdict, reason = decision(gated, "Write", {"file_path": str(gated.path / "other.py"), "content": "x"})
     assert verdict == "deny"
@@ -143,6 +144,7 @@ def test_a_path_through_a_symlink_inside_is_judged_where_it_lands(gated: Repo) -
     assert "secret/x" in reason
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "path", [".github/workflows/ci.yml", ".harness-gate.toml", ".claude/settings.json", "AGENTS.md", "src/CLAUDE.md",
              ".codex/hooks.json", ".Claude/Settings.json"],
@@ -163,6 +165,7 @@ def test_the_agent_cannot_edit_its_own_hook_settings(gated: Repo) -> None:
     assert "protected" in reason
 
 
+@pytest.mark.slow
 def test_the_artifacts_root_is_denied(gated: Repo) -> None:
     for rel in ("harness/plans/p1/approvals.jsonl", "harness/plans/p1/plan.md", "harness/allowed_signers"):
         verdict, reason = decision(gated, "Write", {"file_path": rel, "content": "x"})
@@ -180,6 +183,7 @@ def test_dot_git_is_denied(repo: Repo) -> None:
 # -- Codex: apply_patch ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_codex_patch_add_update_delete_inside_is_allowed(gated: Repo) -> None:
     text = patch("*** Add File: src/b.py", "+b = 2", "*** Update File: src/a.py", "@@", "-a = 1", "+a = 2",
                  "*** Delete File: src/a.py")  # fmt: skip
@@ -200,6 +204,7 @@ def test_codex_patch_outside_is_denied_with_exit_2(gated: Repo, body: tuple[str,
     assert "outside the write boundary" in err
 
 
+@pytest.mark.slow
 def test_codex_move_judges_both_sides(gated: Repo) -> None:
     out_of = patch("*** Update File: src/a.py", "*** Move to: other3.py", "@@", "-a = 1", "+a = 2")
     verdict, reason = decision(gated, "apply_patch", {"input": out_of}, "codex")
@@ -240,6 +245,7 @@ def test_malformed_payloads_are_denied(gated: Repo, raw: bytes, runtime: str) ->
     assert "harness-gate" in out["hookSpecificOutput"]["permissionDecisionReason"]
 
 
+@pytest.mark.slow
 def test_an_oversized_payload_is_denied(gated: Repo) -> None:
     payload = pre(gated, "Write", {"file_path": "src/x.py", "content": "x" * (agent.MAX_PAYLOAD + 10)})
     _code, out, _ = hook(gated, payload)
@@ -275,6 +281,7 @@ def test_outside_a_repository_is_denied(tmp_path: Path, monkeypatch: pytest.Monk
 # -- shell ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_shell_is_allowed_and_asks_when_it_names_a_protected_path(gated: Repo) -> None:
     assert decision(gated, "Bash", {"command": "pytest -q"})[0] == "allow"
     verdict, reason = decision(gated, "Bash", {"command": "echo {} > .claude/settings.json"})
@@ -294,6 +301,7 @@ def test_no_plan_is_denied(repo: Repo) -> None:
     assert "no plan yet" in reason
 
 
+@pytest.mark.slow
 def test_an_unapproved_plan_is_denied(repo: Repo) -> None:
     adopted_main(repo)
     repo.new_plan("p1")
@@ -315,6 +323,7 @@ def test_a_completed_plan_is_denied(gated: Repo) -> None:
     assert "p1" in reason
 
 
+@pytest.mark.slow
 def test_another_branchs_plan_governs_nothing_here(repo: Repo) -> None:
     adopted_main(repo)
     repo.git("checkout", "-q", "-b", "feature")
@@ -350,6 +359,7 @@ def test_the_click_command_answers_the_same(gated: Repo) -> None:
 # -- Stop -----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_stop_blocks_once_on_changes_the_gate_would_refuse(gated: Repo) -> None:
     stop = {"session_id": "s", "cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": False}
     assert hook(gated, stop)[:2] == (0, None)  # a clean work tree: stop
@@ -412,6 +422,7 @@ def test_the_hook_starts_on_the_lean_path_without_click(gated: Repo) -> None:
     assert "click" not in imported and "harness_gate.cli" not in imported
 
 
+@pytest.mark.slow
 def test_stop_reports_evidence_that_is_not_fresh_once(repo: Repo) -> None:
     setup_gated(repo, config='artifacts_dir = "harness"\nreview_stages = []\ncompletion_stages = []\n')
     repo.write("src/a.py", "a = 2\n")
@@ -422,6 +433,7 @@ def test_stop_reports_evidence_that_is_not_fresh_once(repo: Repo) -> None:
     assert hook(repo, {**stop, "stop_hook_active": True})[1] is None
 
 
+@pytest.mark.slow
 def test_apply_patch_through_the_shell_is_judged_as_a_patch(gated: Repo) -> None:
     outside = patch("*** Add File: other4.py", "+x")
     heredoc = f"apply_patch <<'EOF'\n{outside}EOF\n"
@@ -436,6 +448,7 @@ def test_apply_patch_through_the_shell_is_judged_as_a_patch(gated: Repo) -> None
 # -- a review's bypasses ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_cwd_in_another_repository_does_not_switch_the_gate_off(repo: Repo, tmp_path: Path) -> None:
     """The payload's `cwd` follows the agent's `cd`: into a repository it made inside this
     one, or another one. The guarded repository is the project's, where the hook starts."""
@@ -503,6 +516,7 @@ RUNTIME_FILES = [
 RUNTIME_VARIANTS = [".Claude/hooks/pre.sh", "src/.CODEX/config.toml", ".MCP.json", "sub/agents.OVERRIDE.md"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", RUNTIME_FILES + RUNTIME_VARIANTS)
 def test_the_runtimes_files_are_protected_for_the_hook_and_the_commit(repo: Repo, path: str) -> None:
     setup_gated(repo, boundary=(*WIDE, "sub/**", "*.json", "*/*/*.md"))
@@ -516,6 +530,7 @@ def test_the_runtimes_files_are_protected_for_the_hook_and_the_commit(repo: Repo
     assert ("HG106" if path in RUNTIME_VARIANTS else "HG102", path) in found
 
 
+@pytest.mark.slow
 def test_the_runtimes_evidence_logs_are_not_settings(repo: Repo) -> None:
     """`.codex/harness/evidence/` holds the harness runtime's records (docs/formats/runtime.md),
     judged by the boundary and that format's rules; nothing else below `.codex/` is."""
@@ -526,6 +541,7 @@ def test_the_runtimes_evidence_logs_are_not_settings(repo: Repo) -> None:
         assert decision(repo, "Write", {"file_path": path, "content": ""})[0] == "deny", path
 
 
+@pytest.mark.slow
 def test_a_runtime_file_named_exactly_in_the_boundary_is_allowed(repo: Repo) -> None:
     setup_gated(repo, boundary=("src/**", ".claude/**", ".claude/hooks/pre.sh"))
     assert decision(repo, "Write", {"file_path": ".claude/hooks/pre.sh", "content": "x"})[0] == "allow"
@@ -548,6 +564,7 @@ def test_the_bulk_search_finds_the_runtimes_files_among_many() -> None:
 # -- MCP tools -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_mcp_tools_are_routed_to_the_hook_and_asked_about(gated: Repo) -> None:
     import re
 
@@ -569,6 +586,7 @@ def test_mcp_tools_in_a_repository_without_the_gate_pass(repo: Repo) -> None:
     assert decision(repo, "mcp__fs__write_file", {"path": "a.py"}) == ("allow", "")
 
 
+@pytest.mark.slow
 def test_codex_apply_patch_with_the_patch_in_command(gated: Repo) -> None:
     """Codex's hook payload carries the patch as the string `tool_input.command`."""
     inside = patch("*** Add File: src/c.py", "+c = 1")
@@ -654,6 +672,7 @@ def test_stop_reports_an_invalid_new_plan(gated: Repo) -> None:
 # -- hard links --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_write_to_a_hard_link_is_denied(gated: Repo, tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
     outside.write_text("mine\n")

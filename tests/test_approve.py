@@ -73,6 +73,7 @@ def test_refused_answers_write_nothing(repo: Repo, answer: bytes) -> None:
     assert not (repo.path / folder / "approvals.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_refusal_as_subprocess_with_piped_stdin(repo: Repo) -> None:
     repo.new_plan()
     res = repo.run("approve", input=b"yes\n")
@@ -97,6 +98,7 @@ def _approve_on_a_terminal(repo: Repo, typed: bytes) -> int:
     return code
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("typed", "code"), [(b"y\n", 0), (b"Y\n", 1), (b"yes\n", 1), (b"y\nextra\n", 1)])
 def test_approve_from_a_terminal(repo: Repo, typed: bytes, code: int) -> None:
     folder = repo.new_plan()

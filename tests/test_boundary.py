@@ -147,6 +147,7 @@ def _check(root: Path, paths: list[bytes], pattern: str) -> None:
     assert got == want, f"pattern {pattern!r}: only ours {sorted(got - want)}, only git's {sorted(want - got)}"
 
 
+@pytest.mark.slow
 def test_all_two_segment_patterns_agree_with_git(glob_tree: tuple[Path, list[bytes]]) -> None:
     root, paths = glob_tree
     for a, b in itertools.product(SEGMENTS, repeat=2):
@@ -175,6 +176,7 @@ def test_character_level_patterns_agree_with_git(glob_tree: tuple[Path, list[byt
     _check(root, paths, "".join(tokens))
 
 
+@pytest.mark.slow
 def test_combined_boundary_equals_union_of_patterns(glob_tree: tuple[Path, list[bytes]]) -> None:
     root, paths = glob_tree
     rng = random.Random(7)

@@ -250,6 +250,7 @@ def test_changes_of_a_branch_are_measured_from_where_it_left_the_base(adopted: R
     assert change["base"] == adopted.git("rev-parse", "main").decode().strip()
 
 
+@pytest.mark.slow
 def test_the_hook_in_a_shallow_clone_walks_no_further_than_its_cut(adopted: Repo, tmp_path: Path) -> None:
     """A CI job that runs the pre-commit hooks in a depth-1 clone: the cut stands for the
     base, never an error about missing parents."""

@@ -24,6 +24,7 @@ def test_version_as_module_and_console_script(repo: Repo) -> None:
     assert __version__ in out
 
 
+@pytest.mark.slow
 def test_inactive_repository_passes_with_one_line(repo: Repo) -> None:
     for args in (["lint"], ["status"]):
         res = repo.run(*args)
@@ -200,6 +201,7 @@ def _lint_on_a_terminal(repo: Repo, env: dict[str, str]) -> bytes:
     return out
 
 
+@pytest.mark.slow
 def test_text_report_colour_follows_tty_and_no_color(repo: Repo) -> None:
     folder = repo.new_plan()
     (repo.path / folder / "plan.md").write_bytes(b"# Nope\n")
@@ -261,6 +263,7 @@ def test_approval_of_another_hash_is_stale(repo: Repo) -> None:
     assert "HG203" in res.output
 
 
+@pytest.mark.slow
 def test_bad_config_is_exit_2(repo: Repo) -> None:
     repo.write(".harness-gate.toml", "artifacts_dirr = 'x'\n")
     res = repo.run("lint")

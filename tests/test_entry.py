@@ -91,6 +91,7 @@ def test_the_lean_lint_answers_as_click_does(repo: Repo, capsys: pytest.CaptureF
     assert verdicts == {0, 1}
 
 
+@pytest.mark.slow
 def test_the_lean_path_answers_as_click_does(repo: Repo, capsys: pytest.CaptureFixture[str]) -> None:
     setup_gated(repo)
     repo.write("other.py", "x = 2\n")  # outside the boundary: HG101
@@ -106,6 +107,7 @@ def test_the_lean_path_answers_as_click_does(repo: Repo, capsys: pytest.CaptureF
     assert verdicts == {0, 1, 2}  # passes, blocks and errors were all compared
 
 
+@pytest.mark.slow
 def test_the_hook_command_does_not_import_click(repo: Repo) -> None:
     setup_gated(repo)
     probe = (
@@ -146,6 +148,7 @@ def test_gc_thresholds_are_restored(repo: Repo) -> None:
         gc.set_threshold(*before)
 
 
+@pytest.mark.slow
 def test_the_lint_hook_reads_the_parses_the_check_hook_cached(repo: Repo) -> None:
     """At a commit, lint runs after check on the same bytes: the parsers are not loaded again."""
     setup_gated(repo)

@@ -142,6 +142,7 @@ def test_failed_command(repo: Repo) -> None:
     assert codes(repo, "--stage", "pre-push", "--staged") == ["HG305"]
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_process_group(repo: Repo) -> None:
     init_strict(repo)
     # A child named by this test alone: another run of the suite on the machine has its own.
@@ -256,6 +257,7 @@ def test_truncated_last_line(planned: Repo) -> None:
     assert refused.exit_code == 1 and "HG307" in refused.output  # never appends to a broken log
 
 
+@pytest.mark.slow
 def test_atomic_append_survives_a_kill(tmp_path: Path) -> None:
     writer = (
         "import sys\n"
@@ -281,6 +283,7 @@ def test_atomic_append_survives_a_kill(tmp_path: Path) -> None:
 # -- review and completion -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_ci_requires_a_fresh_passing_review(planned: Repo) -> None:
     planned.cli("verify")
     planned.git("add", "-A")
@@ -315,6 +318,7 @@ def test_ci_requires_a_fresh_passing_review(planned: Repo) -> None:
     assert codes(planned, "--stage", "ci", "--staged") == ["HG413"]  # the review is for the older tree
 
 
+@pytest.mark.slow
 def test_review_needs_fresh_evidence_and_complete_needs_a_review(planned: Repo) -> None:
     res = planned.cli("review", "new")
     assert res.exit_code == 1  # refused: a finding, not an error
@@ -382,6 +386,7 @@ def test_starting_another_plan_at_the_head(planned: Repo) -> None:
     assert found == ["HG301"]  # p1 authorised the code: its evidence is still owed
 
 
+@pytest.mark.slow
 def test_a_merge_that_adds_a_bad_evidence_line(planned: Repo) -> None:
     planned.cli("verify")
     planned.git("add", "-A")
@@ -404,6 +409,7 @@ def test_a_merge_that_adds_a_bad_evidence_line(planned: Repo) -> None:
     assert "HG307" in codes(planned, "--stage", "pre-push", "--range", f"{base}..HEAD")
 
 
+@pytest.mark.slow
 def test_gate_reports_a_timeout_and_bad_numbers(repo: Repo) -> None:
     init_strict(repo)
     repo.git("add", "-A")
@@ -434,6 +440,7 @@ def test_dirty_submodule_refuses_recording(planned: Repo, tmp_path: Path) -> Non
     assert "HG308" in res.output
 
 
+@pytest.mark.slow
 def test_concurrent_records_keep_every_line(planned: Repo) -> None:
     procs = [
         subprocess.Popen(
@@ -486,6 +493,7 @@ def test_init_pins_line_endings_of_the_artifacts(repo: Repo) -> None:
     assert out.strip().endswith("text: unset")
 
 
+@pytest.mark.slow
 def test_same_second_edit_after_staging_is_seen(planned: Repo) -> None:
     """git trusts an index entry whose stat data matches unless it is racy; the private
     index copy keeps the index's mtime so a same-second edit is still re-read."""

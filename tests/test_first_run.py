@@ -193,6 +193,7 @@ def test_status_in_ordinary_states(adopted: Repo) -> None:
     assert res.exit_code == 2 and "there is no plan `ghost`" in res.output
 
 
+@pytest.mark.slow
 def test_status_names_the_step_that_works(adopted: Repo) -> None:
     """Each next step is one the named command accepts: no `complete` that complete refuses."""
     adopted.cli("plan", "new", "p1", "--objective", "Fix the thing", "--boundary", "src/**", "--verify",
@@ -219,6 +220,7 @@ def test_status_names_the_step_that_works(adopted: Repo) -> None:
 
 
 # 6. a reader that stops reading
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("argv", "code"),
     [(["status"], 0), (["--help"], 0), (["plan", "--help"], 0), (["--version"], 0), (["check", "--range", "x"], 2)],
@@ -245,6 +247,7 @@ def test_approve_shows_the_objective_boundary_and_commands_before_the_hash(adopt
 
 
 # 8. refusals are findings (exit 1); every command exits 0 where harness-gate is not adopted
+@pytest.mark.slow
 def test_refusals_exit_1_and_inactive_repositories_exit_0(adopted: Repo, tmp_path: Path) -> None:
     planned(adopted)
     res = adopted.cli("complete")

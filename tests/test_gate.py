@@ -400,6 +400,7 @@ def test_shallow_clone_without_merge_base_is_an_error(gated: Repo, tmp_path: Pat
 # -- modes -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_no_mode_is_a_usage_error(gated: Repo) -> None:
     res = gated.run("check")
     assert res.returncode == 2

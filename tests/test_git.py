@@ -84,6 +84,7 @@ def test_capped_reads_skip_what_is_over_the_cap(repo: Repo) -> None:
     assert sizes == {small: 6, large: 3 << 20}
 
 
+@pytest.mark.slow
 def test_capped_reads_of_more_than_a_pipe_holds(repo: Repo) -> None:
     """Requests and answers far larger than a pipe's buffer: written while read."""
     data = {f"blob {i}\n".encode() * 50 for i in range(3000)}
@@ -107,6 +108,7 @@ def test_capped_reads_of_a_missing_object_are_an_error(repo: Repo) -> None:
 _names = st.lists(st.binary(min_size=1, max_size=12).filter(lambda b: b"\0" not in b), max_size=30)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(paths=_names, words=st.lists(st.binary(min_size=1, max_size=4).filter(lambda b: b"\0" not in b), max_size=4))
 def test_holding_equals_a_search_per_path(paths: list[bytes], words: list[bytes]) -> None:
@@ -236,6 +238,7 @@ def _starts_programs(source: str) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_only_the_process_layer_starts_git() -> None:
     """No module but git/process.py (and runner.py, for the user's verify commands)
     imports subprocess or starts a program through os: every git call goes through the

@@ -106,6 +106,7 @@ def test_a_blocked_pull_request_summary_shows_the_plan_and_each_commit(repo: Rep
     assert doc["data"]["commits"] == 3
 
 
+@pytest.mark.slow
 def test_status_markdown_reads_the_head_commit(repo: Repo) -> None:
     start(repo)
     work_and_review(repo)
@@ -140,6 +141,7 @@ def test_status_markdown_reads_the_head_commit(repo: Repo) -> None:
     assert "Evidence: 2 of 2 fresh" in done.output
 
 
+@pytest.mark.slow
 def test_status_markdown_of_a_plan_being_executed_and_with_base(repo: Repo) -> None:
     start(repo, objective="Add the parser")
     res = repo.cli("status", "--format", "markdown")

@@ -83,6 +83,7 @@ def _same(derived: Snapshot, read: Snapshot) -> None:
     assert derived.config == read.config
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("from_root", [False, True])
 def test_derived_states_equal_per_commit_reads(repo: Repo, from_root: bool) -> None:
     base, tip = _history(repo)
@@ -108,6 +109,7 @@ def _findings(repo: Repo, *args: str) -> tuple[int, list[tuple[Any, ...]]]:
     return doc["exit_code"], [(f["code"], f["path"], f.get("line"), f["message"]) for f in doc["findings"]]
 
 
+@pytest.mark.slow
 def test_range_findings_equal_per_commit_reads(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     """The whole check over the range, once with derived states and once with every state
     read from git per commit (the reading the derivation replaces)."""
@@ -136,6 +138,7 @@ def test_range_findings_equal_per_commit_reads(repo: Repo, monkeypatch: pytest.M
     assert derived[0] == 1
 
 
+@pytest.mark.slow
 def test_a_change_that_does_not_fit_its_parent_is_an_error(repo: Repo) -> None:
     """Fail closed: a listing whose changes contradict the parent's state is never judged."""
     base, tip = _history(repo)
@@ -150,6 +153,7 @@ def test_a_change_that_does_not_fit_its_parent_is_an_error(repo: Repo) -> None:
         history.History(repo.path, cfg, [forged, *listing[1:]], extra=(base, tip))
 
 
+@pytest.mark.slow
 def test_only_a_commit_that_leaves_the_root_alone_shares_its_parents_state(repo: Repo) -> None:
     """`shares_parent_state` (signed mode reuses the parent's vouched state, and its blame)."""
     base, tip = _history(repo)

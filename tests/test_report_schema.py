@@ -63,6 +63,7 @@ def adopted(repo: Repo) -> Repo:
     return repo
 
 
+@pytest.mark.slow
 def test_every_json_command_in_every_outcome_matches_the_documented_schema(adopted: Repo) -> None:
     repo = adopted
     seen: set[str] = set()
@@ -131,6 +132,7 @@ def test_every_json_command_in_every_outcome_matches_the_documented_schema(adopt
     assert seen == json_commands(), sorted(json_commands() ^ seen)
 
 
+@pytest.mark.slow
 def test_range_findings_carry_their_commit_and_logs_their_line(repo: Repo) -> None:
     outside = blocked_branch(adopted_main(repo))
     # The real process: `check` takes the lean path, without click.

@@ -251,6 +251,7 @@ def check_sarif(repo: Repo, *args: str) -> tuple[int, dict[str, Any]]:
     return proc.returncode, validate(json.loads(proc.stdout))
 
 
+@pytest.mark.slow
 def test_a_blocked_range_is_a_valid_log_with_commits_lines_and_rules(blocked: Repo) -> None:
     code, log = check_sarif(blocked)
     assert code == 1
@@ -301,6 +302,7 @@ def test_lint_speaks_sarif_with_lines(repo: Repo) -> None:
     assert plan.read_text().splitlines()[region["startLine"] - 1] == "## Extra"
 
 
+@pytest.mark.slow
 def test_an_error_still_writes_a_valid_log_located_on_the_configuration(blocked: Repo, tmp_path: Path) -> None:
     blocked.write(".harness-gate.toml", 'artifacts_dir = "harness"\nbogus = 1\n')
     proc = blocked.run("lint", "--format", "sarif")  # lint reads the work tree's configuration
@@ -329,6 +331,7 @@ def test_an_error_still_writes_a_valid_log_located_on_the_configuration(blocked:
     assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == ".harness-gate.toml"
 
 
+@pytest.mark.slow
 def test_an_inactive_repository_gives_an_empty_valid_log(repo: Repo) -> None:
     repo.write("README.md", "x\n")
     repo.git("add", "-A")
@@ -341,6 +344,7 @@ def test_an_inactive_repository_gives_an_empty_valid_log(repo: Repo) -> None:
         assert log["runs"][0]["invocations"] == [{"executionSuccessful": True, "exitCode": 0}]
 
 
+@pytest.mark.slow
 def test_fingerprints_survive_a_moved_pull_request_and_go_when_fixed(blocked: Repo) -> None:
     _, before = check_sarif(blocked)
     # The pull request moves: every commit is rewritten (new ids), the problems stay.

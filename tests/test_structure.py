@@ -62,6 +62,7 @@ def test_importing_the_commands_package_imports_no_command() -> None:
     assert [type(node).__name__ for node in tree.body] in ([], ["Expr"]), "a docstring at most"
 
 
+@pytest.mark.slow
 def test_no_domain_module_depends_on_a_command() -> None:
     offenders = {
         p.relative_to(PACKAGE).as_posix(): sorted(m for m in _imported(p) if m.startswith("harness_gate.commands"))

@@ -307,6 +307,7 @@ class _Files:
 TARGETS = sorted({*TARGET.values(), "iterations/01/feedback.md", "iterations/7/verdict.json"})
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     target=st.sampled_from(TARGETS),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.formats.test_tasks import adopt
 from tests.helpers import Repo
 
@@ -31,6 +33,7 @@ def _commit(repo: Repo, msg: str) -> str:
     return repo.git("rev-parse", "HEAD").decode().strip()
 
 
+@pytest.mark.slow
 def test_a_merge_that_makes_passed_premature(repo: Repo) -> None:
     """x passes iteration 02 and sets `passed`; y adds a failing iteration 03. Each side is
     fine; the clean merge holds a `passed` state whose latest verdict fails."""
@@ -67,6 +70,7 @@ def test_a_new_iteration_file_re_judges_a_passed_state(repo: Repo) -> None:
     assert _check(repo, "--staged") == (1, ["HG643"])
 
 
+@pytest.mark.slow
 def test_a_merge_that_edits_a_frozen_spec(repo: Repo) -> None:
     """a edits spec.md while the loop is still planning (allowed); b starts iterating. The
     merge brings a's edit onto b's line, where the spec is frozen: HG648."""
@@ -85,6 +89,7 @@ def test_a_merge_that_edits_a_frozen_spec(repo: Repo) -> None:
     assert _check(repo, "--range", "HEAD^1..HEAD", "--stage", "pre-commit") == (1, ["HG648"])
 
 
+@pytest.mark.slow
 def test_a_merge_does_not_re_report_older_problems(repo: Repo) -> None:
     """Format problems the first parent already had (committed before the gate was on, or
     with --no-verify) are not the merge's: a merge of two clean sides passes."""

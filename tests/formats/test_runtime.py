@@ -241,6 +241,7 @@ def test_never_raises(path: str, data: bytes) -> None:
         assert f.line is None or f.line >= 1
 
 
+@pytest.mark.slow
 def test_large_markdown_files_lint_in_linear_time() -> None:
     """Continuation lines were once gathered by rebuilding a tuple per line: a 1 MB
     requirements file took 37 s."""
@@ -259,6 +260,7 @@ def test_large_markdown_files_lint_in_linear_time() -> None:
         assert time.monotonic() - start < 5, path
 
 
+@pytest.mark.slow
 def test_findings_are_capped_per_rule_and_the_malformed_count_stays_exact() -> None:
     """A log of a million bad lines is one screen of findings, not a million."""
     ctx = formats.Context(None, None)  # type: ignore[arg-type]  (the rules never consult it)

@@ -192,6 +192,7 @@ def _codes(repo: Repo) -> list[str]:
     return [c for c, _, _ in _findings(repo.cli("check", "--staged", "--format", "json"))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spelling", ["exact", "shell"])
 def test_completion_needs_a_fresh_pass_for_the_validation_command(repo: Repo, tmp_path: Path, spelling: str) -> None:
     """Blocked with no evidence, with evidence for another tree and with a FAIL; allowed
@@ -244,6 +245,7 @@ def test_completion_needs_a_fresh_pass_for_the_validation_command(repo: Repo, tm
     assert _codes(repo) == ["HG618"]
 
 
+@pytest.mark.slow
 def test_only_a_matching_spelling_proves_a_command(repo: Repo) -> None:
     """A record of the command's words without a shell does not prove shell text: `a && b`
     run as argv would hand `&&` to `a` as an argument."""
@@ -265,6 +267,7 @@ def test_only_a_matching_spelling_proves_a_command(repo: Repo) -> None:
     assert _codes(repo) == []
 
 
+@pytest.mark.slow
 def test_a_completed_task_cannot_be_repurposed(repo: Repo) -> None:
     """A task that stays completed while its validation.command changes claims a
     completion the old record never proved: blocked like a completion that sets its
@@ -342,6 +345,7 @@ def test_status_of_an_invalid_file_says_invalid(repo: Repo) -> None:
 # -- robustness -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "data",
     [
@@ -374,6 +378,7 @@ def test_unterminated_string_of_escaped_quotes_is_linear() -> None:
     assert [(f.code, f.line) for f in found] == [("HG601", 1)]
 
 
+@pytest.mark.slow
 def test_long_dependency_chain_is_not_recursive() -> None:
     n = 5_000  # five times Python's default recursion limit: a recursive walk raises
     chain = [
