@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_gate import freshness, git, lifecycle, plans, snapshot
+from harness_gate import artifacts_tree, freshness, git, lifecycle, plans
 from harness_gate.findings import Finding
 from harness_gate.report import Report, clean, safe
 
@@ -54,7 +54,7 @@ def code(value: object) -> str:
 
 
 def plan_view(
-    root: Path, snap: snapshot.Snapshot, plan_id: str, tree: str, *, commit: str, signed: bool | None
+    root: Path, snap: artifacts_tree.ArtifactsTree, plan_id: str, tree: str, *, commit: str, signed: bool | None
 ) -> dict[str, Any]:
     """One plan as the state `snap` (the commit `commit`, fingerprint `tree`) holds it.
     `signed`: True when only signed approval records were read, False when unsigned ones
@@ -126,7 +126,7 @@ def plan_view(
     }
 
 
-def _latest(folder: plans.PlanFolder, slug: str) -> plans.Entry | None:
+def _latest(folder: plans.PlanFolder, slug: str) -> plans.NumberedArtifact | None:
     found = [e for e in folder.entries if e.slug == slug and e.artifact is not None]
     return found[-1] if found else None
 

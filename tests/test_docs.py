@@ -63,8 +63,8 @@ def test_artifact_reference_lists_every_kind_and_section() -> None:
         assert f"# {kind.title}" in text
         for section in kind.sections:
             assert f"## {section.title}" in text, (kind.title, section.title)
-        if kind.gate:
-            assert kind.gate in text
+        if kind.gate_line:
+            assert kind.gate_line in text
 
 
 def test_readme_quick_start_has_the_two_commands() -> None:
