@@ -44,7 +44,7 @@ _EMPTY = _Tree({}, {})
 
 
 class History:
-    """The artifacts-root snapshots and configurations of a range's commits (`commits`,
+    """The artifacts trees and configurations of a range's commits (`commits`,
     parents first, as `git.commits` lists them), and of a few more commits (`extra`: the
     base, the head) read alongside."""
 
@@ -146,7 +146,7 @@ class History:
         return self._sizes
 
     # -- the answers ---------------------------------------------------------------------
-    def snapshot(self, oid: str) -> artifacts_tree.ArtifactsTree:
+    def artifacts_tree(self, oid: str) -> artifacts_tree.ArtifactsTree:
         """The commit's artifacts root, as `artifacts_tree.from_commit(root, oid, cfg)` reads it;
         one object for every commit with the same entries."""
         tree = self._trees.get(oid)

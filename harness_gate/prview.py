@@ -1,7 +1,7 @@
 """The pull request's plans, for a reviewer: the data `check` adds to its report (`plans`,
 `commit_verdicts`) and its Markdown (the Action's step summary, `status --format markdown`).
 
-Everything comes from commits (a snapshot of the head commit, the range's commits), never
+Everything comes from commits (the head commit's artifacts tree, the range's commits), never
 from the work tree. Every text a change can write (objectives, file names, messages,
 approvers) is escaped: no raw HTML, no `@mention`, no link or image, no table break.
 Not on the pre-commit path: `check --staged` never builds it.

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 class Head:
     """The state whose evidence and review count: the index, or the range's head commit."""
 
-    snapshot: artifacts_tree.ArtifactsTree
+    artifacts_tree: artifacts_tree.ArtifactsTree
     tree: Callable[[], str]  # its fingerprint, computed only when a requirement needs it
     code_changed: bool  # evidence and reviews speak of code: an artifacts-only change needs none
     used: frozenset[str] = frozenset()  # the plans that authorised the code changes
@@ -68,14 +68,14 @@ def requirements(
     the branch's change. pre-push warns about evidence where it does not require it.
     With `reverify` (a list), the evidence is the commands' runs, appended to it for the
     caller to start last."""
-    cfg = head.snapshot.config
+    cfg = head.artifacts_tree.config
     want_evidence, want_review = stage in cfg.evidence_stages, stage in cfg.review_stages
     # pre-push warns about what CI will block, unless the configuration makes it strict.
     warn_evidence = stage == "pre-push" and not want_evidence and "ci" in cfg.evidence_stages
     want_end = stage in cfg.completion_stages
     if not (want_evidence or warn_evidence or want_review or want_end):
         return []
-    snap = head.snapshot
+    snap = head.artifacts_tree
     here = governance.present(snap)
     used = sorted(head.used) if plan_id is None else [plan_id]
     out: list[Finding] = []
@@ -253,7 +253,7 @@ def judge(
             chain.append(oid)
             oid = parent_of[oid]
         if oid not in vouched:
-            snap = states.snapshot(oid)
+            snap = states.artifacts_tree(oid)
             if anchors.signed:
                 vouched[oid] = trust.vouched(snap, anchors, oid)
             else:

@@ -92,7 +92,7 @@ def test_derived_states_equal_per_commit_reads(repo: Repo, from_root: bool) -> N
     states = history.History(repo.path, cfg, listing, extra=(base, tip))
     revs = {c.oid for c in listing} | {p for c in listing for p in c.parents} | {base, tip}
     for oid in sorted(revs):
-        _same(states.snapshot(oid), artifacts_tree.from_commit(repo.path, oid, cfg))
+        _same(states.artifacts_tree(oid), artifacts_tree.from_commit(repo.path, oid, cfg))
         assert states.config(oid) == artifacts_tree.read_config(repo.path, oid)
     # A commit that changes no artifact shares its parent's state object.
     code_only = [
@@ -100,7 +100,7 @@ def test_derived_states_equal_per_commit_reads(repo: Repo, from_root: bool) -> N
     ]
     assert code_only
     for c in code_only:
-        assert states.snapshot(c.oid) is states.snapshot(c.parents[0])
+        assert states.artifacts_tree(c.oid) is states.artifacts_tree(c.parents[0])
 
 
 def _findings(repo: Repo, *args: str) -> tuple[int, list[tuple[Any, ...]]]:
@@ -125,7 +125,7 @@ def test_range_findings_equal_per_commit_reads(repo: Repo, monkeypatch: pytest.M
     def per_commit(self: history.History, oid: str) -> ArtifactsTree:
         return artifacts_tree.from_commit(self.root, oid, self.cfg)
 
-    monkeypatch.setattr(history.History, "snapshot", per_commit)
+    monkeypatch.setattr(history.History, "artifacts_tree", per_commit)
     monkeypatch.setattr(history.History, "config", lambda self, oid: artifacts_tree.read_config(self.root, oid))
     assert derived == _findings(repo, "--range", f"{base}..{tip}")
     codes = {(code, path) for code, path, _, _ in derived[1]}

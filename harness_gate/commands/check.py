@@ -135,7 +135,7 @@ def _view(root: Path, head: Head, plan_id: str | None, findings: Sequence[Findin
     from harness_gate import prview  # noqa: PLC0415  (not on the pre-commit path)
 
     assert head.commit is not None  # noqa: S101  (ranges only)
-    snap = head.snapshot
+    snap = head.artifacts_tree
     here = set(governance.present(snap))
     wanted = sorted(({*head.used, *ranges.plans_brought(head, here)} if plan_id is None else {plan_id}) & here)
     tree = head.tree() if wanted else ""
@@ -229,7 +229,7 @@ def _check_commits(
     fork_from = (
         (git.default_base(root, trusted_cfg.base_branch) or old_ref) if mode.change_set is ChangeSet.RANGE else old_ref
     )
-    if gate.active(trusted_cfg, states.snapshot(old_ref)):
+    if gate.active(trusted_cfg, states.artifacts_tree(old_ref)):
         anchors = stack.enter_context(trust.anchors(root, trusted_cfg, base=old_ref, head=new_ref))
         return ranges.judge(
             root, listing, cfg=trusted_cfg, head_oid=new_ref, plan_id=plan_id, every=True, anchors=anchors,
