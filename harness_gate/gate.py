@@ -1,7 +1,7 @@
-"""The gate's rules for one state change: a commit, or the index about to be committed.
+"""The gate's rules for one transition: a commit, or the index about to be committed.
 
-`check_state` gets the changed paths (from git plumbing), the new state and one old
-state per parent, and returns findings. PASS is decided by the caller from the
+`check_transition` gets the changed paths (from git plumbing), the new state and one old
+state per parent (a `Transition`), and returns findings. PASS is decided by the caller from the
 absence of blocking findings, after every state has been checked.
 """
 
@@ -176,7 +176,7 @@ def touches_code(changes: Sequence[git.Change], artifacts_dir: str) -> bool:
     return not all(_artifact(c.path, prefix, signers) for c in changes)
 
 
-def check_state(
+def check_transition(
     state: Transition, plan_id: str | None, *, prefix: str = "", used: set[str] | None = None
 ) -> list[Finding]:
     """Findings for one state change; `used` collects the plans that authorised code."""
@@ -211,7 +211,7 @@ def check_state(
 def judge_writes(state: Transition) -> list[Finding]:
     """The rules a write is judged by before it happens (the agent hook, docs/agents.md):
     control characters, case variants, protected paths, and the authority of the plan that
-    governs the state (its boundary), exactly as `check_state` judges them. The artifacts
+    governs the state (its boundary), exactly as `check_transition` judges them. The artifacts
     root, formats and links are the caller's: nothing is written yet."""
     cfg = state.new.config
     suspects = _suspects([c.path for c in state.changes], cfg.source, cfg.artifacts_dir)
@@ -225,7 +225,7 @@ def judge_writes(state: Transition) -> list[Finding]:
 
 def judge_artifacts(state: Transition) -> list[Finding]:
     """The artifact rules for the state's changes under the artifacts root, as
-    `check_state` judges them: what the agent hook reports of the work tree at Stop."""
+    `check_transition` judges them: what the agent hook reports of the work tree at Stop."""
     inside, signers = _root_prefix(state.new.config.artifacts_dir), signers_path(state.new.config.artifacts_dir)
     return _artifact_rules(state, [c for c in state.changes if _artifact(c.path, inside, signers)])
 

@@ -306,7 +306,7 @@ def judge(
         # The message names the commit for a reader; `commit` carries its full id for tools.
         findings.extend(
             dataclasses.replace(f, commit=commit.oid)
-            for f in gate.check_state(state, plan_id, prefix=prefix, used=used_here)
+            for f in gate.check_transition(state, plan_id, prefix=prefix, used=used_here)
         )
         used |= used_here
         for p in used_here:

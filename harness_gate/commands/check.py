@@ -193,7 +193,7 @@ def _check_index(
         "index", None, changes, new, olds, merge=bool(others), first_parent=head, parent=head, load_origins=origins,
         load_selected=lambda: branches.selected(root),
     )  # fmt: skip
-    found = gate.check_state(state, plan_id, used=used)
+    found = gate.check_transition(state, plan_id, used=used)
     return found, data, Head(
         new, lambda: fingerprints.of(root, cfg, None), code, frozenset(used), anchors=anchors, origins=origins,
         fork=fork,
