@@ -140,7 +140,7 @@ def run() -> Report:
     plan = resolve(root, event, _payload())
     if plan.base is None or plan.head is None:
         return Report("check", data={"event": event, "skipped": plan.why}, lines=(plan.why,))
-    mode = check.Mode("base", plan.base, plan.head)
+    mode = check.Mode(check.ChangeSet.BASE, plan.base, plan.head)
     report = check.run_check(root, stage=stage, mode=mode, plan_id=None, config_file=_input("config") or None,
                              reverify=reverify, landed=plan.landed)  # fmt: skip
     return Report(report.command, report.findings, {"event": event, **report.data}, report.error, report.lines)

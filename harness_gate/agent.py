@@ -306,13 +306,13 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
 def _repository(cwd: Path) -> tuple[Any, Any] | Decision:
     """(git location, trusted configuration), or the decision for a repository the gate
     does not guard (allow: nothing to enforce)."""
-    from harness_gate import cache, gate, git, snapshot  # noqa: PLC0415
+    from harness_gate import artifacts_tree, cache, gate, git  # noqa: PLC0415
 
     location = git.locate(cwd)
     cache.configure(location.cache_dir)  # the parsed configuration and plans, as `check` keeps them
     if location.head is None:
         return Decision("allow", "harness-gate: no commit yet; the adopting commit is not judged")
-    cfg = snapshot.trusted_config(location.toplevel, None, location.head)
+    cfg = artifacts_tree.trusted_config(location.toplevel, None, location.head)
     if not gate.active_at(location.toplevel, location.head, cfg):
         return Decision("allow", "harness-gate is not active in this repository (no configuration at HEAD)")
     return location, cfg
@@ -422,7 +422,7 @@ def judge_paths(
     plan that allows them when none blocks. The plan's rules are gate.judge_writes over the
     index's plans, chosen as `check --staged` chooses them. `before` the write, a file with
     other hard links is refused too (Stop judges what was written)."""
-    from harness_gate import branches, gate, git, governance, snapshot, trust  # noqa: PLC0415
+    from harness_gate import artifacts_tree, branches, gate, git, governance, trust  # noqa: PLC0415
 
     root: Path = location.toplevel
     head: str = location.head
@@ -459,7 +459,7 @@ def judge_paths(
         return out, None
     try:
         with contextlib.ExitStack() as stack:
-            new = snapshot.from_index(root, cfg)
+            new = artifacts_tree.from_index(root, cfg)
             anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
             new = trust.vouched(new, anchors, None)
             others = git.merge_heads(location)
@@ -469,11 +469,11 @@ def judge_paths(
                 added = None
                 if not others:
                     staged = gate.added_plans(git.staged_changes(root, head))
-                    added = frozenset(snapshot.plans_in(map(gate.decode, staged), cfg.artifacts_dir))
+                    added = frozenset(artifacts_tree.plans_in(map(gate.decode, staged), cfg.artifacts_dir))
                 return branches.locally(root, cfg, parents, frozenset(governance.present(new)), added=added)
 
-            state = gate.State(
-                "work tree", None, changes, new, lambda: [snapshot.from_commit(root, r, cfg) for r in parents],
+            state = gate.Transition(
+                "work tree", None, changes, new, lambda: [artifacts_tree.from_commit(root, r, cfg) for r in parents],
                 first_parent=head, parent=head, load_origins=origins, load_selected=lambda: branches.selected(root),
             )  # fmt: skip
             found = [f for f in gate.judge_writes(state) if f.blocks]
@@ -534,17 +534,17 @@ def _artifact_findings(location: Any, cfg: Any, changes: Sequence[Any]) -> list[
     """What `check` would refuse of the work tree's changes under the artifacts root (an
     approvals log or a plan written by hand, a record changed after its approval): the
     gate's own artifact rules (gate.judge_artifacts), HEAD against the work tree."""
-    from harness_gate import gate, git, snapshot, trust  # noqa: PLC0415
+    from harness_gate import artifacts_tree, gate, git, trust  # noqa: PLC0415
 
     root: Path = location.toplevel
     head: str = location.head
     try:
         with contextlib.ExitStack() as stack:
-            old = snapshot.from_commit(root, head, cfg)
-            new = snapshot.worktree_over(old, [gate.decode(c.path) for c in changes])
+            old = artifacts_tree.from_commit(root, head, cfg)
+            new = artifacts_tree.worktree_over(old, [gate.decode(c.path) for c in changes])
             anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
             new = trust.vouched(new, anchors, None)
-            state = gate.State("work tree", None, changes, new, lambda: [old], first_parent=head, parent=head)
+            state = gate.Transition("work tree", None, changes, new, lambda: [old], first_parent=head, parent=head)
             found = [f for f in gate.judge_artifacts(state) if f.blocks]
     finally:
         git.discard_started()
@@ -554,10 +554,10 @@ def _artifact_findings(location: Any, cfg: Any, changes: Sequence[Any]) -> list[
 def _stale_evidence(root: Path) -> list[tuple[str, str, str]]:
     """Evidence of the plan this branch works under that is not fresh for the work tree
     (as `harness-gate status` reports it), when the configuration asks for evidence."""
-    from harness_gate import evidence, fingerprints, freshness, governance, lifecycle, plans, snapshot  # noqa: PLC0415
+    from harness_gate import artifacts_tree, evidence, fingerprints, freshness, governance, lifecycle, plans  # noqa: PLC0415
     from harness_gate.errors import HarnessGateError  # noqa: PLC0415
 
-    snap = snapshot.from_worktree(root)
+    snap = artifacts_tree.from_worktree(root)
     try:
         plan_id = governance.plan_id_for(snap, None)
     except HarnessGateError:

@@ -35,7 +35,7 @@ def answer_approves(raw: bytes) -> bool:
 class Approval:
     seq: int
     plan: str
-    gate: str
+    gate: str  # the approval gate it answers (`plan`, `amendment`, `repair_resume`): the JSONL field
     artifact: str
     sha256: str
     approver: str
@@ -58,7 +58,7 @@ def valid_approver(approver: str) -> bool:
 
 
 def record_unchecked(
-    gate: str,
+    approval_gate: str,
     artifact: str,
     sha256: str,
     approver: str,
@@ -73,7 +73,7 @@ def record_unchecked(
         "schema": SCHEMA_ID,
         "seq": seq,
         "plan": plan,
-        "gate": gate,
+        "gate": approval_gate,
         "artifact": artifact,
         "sha256": sha256,
         "answer": "y",
@@ -85,7 +85,7 @@ def record_unchecked(
 
 
 def record(
-    gate: str,
+    approval_gate: str,
     artifact: str,
     sha256: str,
     approver: str,
@@ -97,7 +97,9 @@ def record(
 ) -> str:
     """The canonical JSONL line (with its LF) for a new approval; the writer and the
     reader are the same rules: a record this returns always parses back."""
-    line = record_unchecked(gate, artifact, sha256, approver, plan=plan, seq=seq, repository=repository, now=now)
+    line = record_unchecked(
+        approval_gate, artifact, sha256, approver, plan=plan, seq=seq, repository=repository, now=now
+    )
     rec, why = _parse_line(line[:-1].encode())
     if rec is None:
         raise ValueError(why)
@@ -182,10 +184,10 @@ _KEY_ORDER = [
 ]  # fmt: skip
 
 
-def status(approvals: Sequence[Approval], gate: str, artifact: str, sha256: str) -> Status:
+def status(approvals: Sequence[Approval], approval_gate: str, artifact: str, sha256: str) -> Status:
     """The newest record for the artifact decides: going back to bytes an older record
     approved is a rollback, not an approval (re-approve them to mean it)."""
-    mine = [a for a in approvals if a.artifact == artifact and a.gate == gate]
+    mine = [a for a in approvals if a.artifact == artifact and a.gate == approval_gate]
     if not mine:
         return Status.UNAPPROVED
     if max(mine, key=lambda a: a.seq).sha256 == sha256:

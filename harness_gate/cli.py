@@ -15,26 +15,26 @@ from typing import Any, TypeVar
 import click
 
 from harness_gate import __version__, entry
-from harness_gate.entry import FORMATS, STAGES
+from harness_gate.entry import OUTPUT_FORMATS, STAGES
 from harness_gate.entry import run as _run
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def formats_of(choices: Sequence[str], help_text: str = "Output format.") -> Callable[[F], F]:
-    """The `--format` option with these choices."""
+def output_formats(choices: Sequence[str], help_text: str = "Output format.") -> Callable[[F], F]:
+    """The `--format` option with these output formats to choose from."""
     option: Callable[[F], F] = click.option(
         "--format", "fmt", type=click.Choice(choices), default="text", show_default=True, help=help_text
     )
     return option
 
 
-format_option = formats_of(("text", "json"))
+format_option = output_formats(("text", "json"))
 # `check` also speaks GitHub Actions (annotations, the step summary, step outputs), and
 # SARIF 2.1.0 (code scanning, docs/report.md).
-check_format_option = formats_of(FORMATS)
+check_format_option = output_formats(OUTPUT_FORMATS)
 # A verdict on files (`lint`) is a static-analysis result too: SARIF as well as JSON.
-verdict_format_option = formats_of(("text", "json", "sarif"))
+verdict_format_option = output_formats(("text", "json", "sarif"))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -177,7 +177,7 @@ def lint(files: Sequence[str], fmt: str) -> None:
 @click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--base", help="With markdown: every plan the commits since REF used or brought, and their verdicts.")
-@formats_of(
+@output_formats(
     ("text", "json", "markdown"), "Output format (markdown: the plan for a pull request's reviewer, from the commits)."
 )
 def status(plan_id: str | None, as_json: bool, base: str | None, fmt: str) -> None:

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, NoReturn
 if TYPE_CHECKING:
     from harness_gate.report import Report
 
-FORMATS = ("text", "json", "github", "sarif")
+# The output formats of `check` (`--format`): how a report is written, not a harness format.
+OUTPUT_FORMATS = ("text", "json", "github", "sarif")
 STAGES = ("pre-commit", "pre-push", "ci")
 
 # `check`'s options (cli.py declares the same for click): option -> (parameter, choices).
@@ -32,7 +33,7 @@ _VALUED: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "--head": ("head", None),
     "--plan": ("plan_id", None),
     "--config": ("config_file", None),
-    "--format": ("fmt", FORMATS),
+    "--format": ("fmt", OUTPUT_FORMATS),
 }
 _FLAGS = {"--staged": "staged", "--reverify": "reverify", "--landed": "landed"}
 
@@ -162,10 +163,10 @@ def check(
             if staged and not (range_ or base or head):  # exactly the index: no usage error
                 # The index's diff is the largest git work of a commit: git starts on it
                 # (and what comes first) now, while the rest of harness-gate is imported.
-                from harness_gate import snapshot  # noqa: PLC0415
+                from harness_gate import artifacts_tree  # noqa: PLC0415
 
                 location = git.locate(Path.cwd())
-                snapshot.prefetch(location)
+                artifacts_tree.prefetch(location)
             from harness_gate.commands import check as check_mod  # noqa: PLC0415
 
             return check_mod.run_check(

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from harness_gate import changes, evidence, fingerprints, git, lifecycle, plans, runner, snapshot
+from harness_gate import artifacts_tree, changes, evidence, fingerprints, git, lifecycle, plans, runner
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.config import Config
 from harness_gate.errors import Refused
@@ -31,7 +31,7 @@ def required_commands(life: lifecycle.Lifecycle) -> list[Mapping[str, Any]]:
 
 
 def state_freshness(
-    snap: snapshot.Snapshot, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
+    snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
 ) -> tuple[list[evidence.Freshness], list[Finding]]:
     """Freshness of every required command for the state whose fingerprint is `tree`."""
     if life.policy is None or life.plan_sha256 is None:
@@ -50,7 +50,7 @@ def state_freshness(
 
 def freshness_findings(
     root: Path,
-    snap: snapshot.Snapshot,
+    snap: artifacts_tree.ArtifactsTree,
     folder: plans.PlanFolder,
     life: lifecycle.Lifecycle,
     tree: str,
@@ -111,7 +111,7 @@ def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.
 
 
 def require_fresh_evidence(
-    snap: snapshot.Snapshot, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
+    snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
 ) -> list[dict[str, str]]:
     """The references to the fresh evidence a review or a completion binds; refused (HG301)
     when any required command's evidence is not fresh for `tree`."""
@@ -184,7 +184,7 @@ def review_requirement(
     covers_branch = False
     for folder, life in reviewed:
         latest = latest_review(folder)
-        cancelled = life.state is lifecycle.State.CANCELLED
+        cancelled = life.state is lifecycle.PlanState.CANCELLED
         if latest is None:
             # A cancelled plan needs no review of its own, but the code it authorised
             # does: another plan's review of the whole branch covers it, or nothing does.
@@ -238,7 +238,7 @@ def _stale(binding: dict[str, Any], tree: str, now: str | None, life: lifecycle.
         what += f" and the branch's own change is {now[:12]}"
     if change is None:
         return what + " (the review names no change: only the same tree keeps it)"
-    if life.state is lifecycle.State.COMPLETED:
+    if life.state is lifecycle.PlanState.COMPLETED:
         again = "a re-review (`harness-gate review new`; the plan stays completed)"
     else:
         again = "a review of it (`harness-gate review new`)"
@@ -255,7 +255,7 @@ def completing_review(folder: plans.PlanFolder, life: lifecycle.Lifecycle) -> tu
             first.code, first.path, f"the plan folder has findings: {first.message}", "Run `harness-gate lint`."
         )
     latest = latest_review(folder)
-    if life.state is not lifecycle.State.REVIEWING or latest is None:
+    if life.state is not lifecycle.PlanState.REVIEWING or latest is None:
         raise Refused(
             "HG405", f"{folder.path}/plan.md",
             f"plan `{folder.plan_id}` is {life.state.value}: completion needs a PASS or PASS_WITH_NOTES review",

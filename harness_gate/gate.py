@@ -1,7 +1,7 @@
-"""The gate's rules for one state change: a commit, or the index about to be committed.
+"""The gate's rules for one transition: a commit, or the index about to be committed.
 
-`check_state` gets the changed paths (from git plumbing), the new state and one old
-state per parent, and returns findings. PASS is decided by the caller from the
+`check_transition` gets the changed paths (from git plumbing), the new state and one old
+state per parent (a `Transition`), and returns findings. PASS is decided by the caller from the
 absence of blocking findings, after every state has been checked.
 """
 
@@ -18,10 +18,10 @@ from pathlib import Path
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
 from harness_gate import formats, git, governance, lifecycle, links, plans
+from harness_gate.artifacts_tree import ArtifactsTree
 from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.config import CONFIG_FILE, Config
 from harness_gate.findings import Finding, finding
-from harness_gate.snapshot import Snapshot
 
 SYMLINK = "120000"
 GITLINK = "160000"
@@ -124,14 +124,15 @@ def case_variant(path: str, config_source: str | None, artifacts_dir: str) -> st
 
 
 @dataclass(frozen=True)
-class State:
-    """One state change to judge."""
+class Transition:
+    """One state change to judge: from each parent state to a new one (a commit, the index
+    or the work tree)."""
 
     label: str  # "index" or "commit <oid>", prefixed to messages in ranges
     rev: str | None  # the commit, or None for the index
     changes: Sequence[git.Change]
-    new: Snapshot
-    load_olds: Callable[[], Sequence[Snapshot]]  # read only when the artifacts root changed
+    new: ArtifactsTree
+    load_olds: Callable[[], Sequence[ArtifactsTree]]  # read only when the artifacts root changed
     merge: bool = False  # more than one parent: each side's files meet here for the first time
     first_parent: str | None = None  # with merge: the first parent (HEAD for the index)
     parent: str | None = None  # the state the change starts from (its first parent; HEAD for the index)
@@ -141,7 +142,7 @@ class State:
     load_selected: Callable[[], str | None] = lambda: None
 
     @functools.cached_property
-    def olds(self) -> Sequence[Snapshot]:
+    def olds(self) -> Sequence[ArtifactsTree]:
         """One state per parent; the empty state for a first commit."""
         return self.load_olds()
 
@@ -175,7 +176,9 @@ def touches_code(changes: Sequence[git.Change], artifacts_dir: str) -> bool:
     return not all(_artifact(c.path, prefix, signers) for c in changes)
 
 
-def check_state(state: State, plan_id: str | None, *, prefix: str = "", used: set[str] | None = None) -> list[Finding]:
+def check_transition(
+    state: Transition, plan_id: str | None, *, prefix: str = "", used: set[str] | None = None
+) -> list[Finding]:
     """Findings for one state change; `used` collects the plans that authorised code."""
     new = state.new
     cfg = new.config
@@ -205,10 +208,10 @@ def check_state(state: State, plan_id: str | None, *, prefix: str = "", used: se
     return out
 
 
-def judge_writes(state: State) -> list[Finding]:
+def judge_writes(state: Transition) -> list[Finding]:
     """The rules a write is judged by before it happens (the agent hook, docs/agents.md):
     control characters, case variants, protected paths, and the authority of the plan that
-    governs the state (its boundary), exactly as `check_state` judges them. The artifacts
+    governs the state (its boundary), exactly as `check_transition` judges them. The artifacts
     root, formats and links are the caller's: nothing is written yet."""
     cfg = state.new.config
     suspects = _suspects([c.path for c in state.changes], cfg.source, cfg.artifacts_dir)
@@ -220,14 +223,14 @@ def judge_writes(state: State) -> list[Finding]:
     return out
 
 
-def judge_artifacts(state: State) -> list[Finding]:
+def judge_artifacts(state: Transition) -> list[Finding]:
     """The artifact rules for the state's changes under the artifacts root, as
-    `check_state` judges them: what the agent hook reports of the work tree at Stop."""
+    `check_transition` judges them: what the agent hook reports of the work tree at Stop."""
     inside, signers = _root_prefix(state.new.config.artifacts_dir), signers_path(state.new.config.artifacts_dir)
     return _artifact_rules(state, [c for c in state.changes if _artifact(c.path, inside, signers)])
 
 
-def _formats(state: State, changes: Sequence[git.Change]) -> list[Finding]:
+def _formats(state: Transition, changes: Sequence[git.Change]) -> list[Finding]:
     """Files of the other harness formats (docs/formats.md) this change touches: valid in
     the new state, and each move allowed (docs/formats.md)."""
     new = state.new
@@ -272,7 +275,7 @@ def _formats(state: State, changes: Sequence[git.Change]) -> list[Finding]:
 
 
 def _formats_whole(
-    state: State, files: formats.Files, match: formats.Matcher, first_parent: str, skip: set[str]
+    state: Transition, files: formats.Files, match: formats.Matcher, first_parent: str, skip: set[str]
 ) -> list[Finding]:
     """Every format file of a merge's result, less what the first parent already held:
     a problem older than the merge is not the merge's (and was judged where it arose)."""
@@ -285,7 +288,7 @@ def _formats_whole(
     return [f for f in after if (f.code, f.path) not in before]
 
 
-def _always_blocked(state: State, suspects: set[bytes]) -> list[Finding]:
+def _always_blocked(state: Transition, suspects: set[bytes]) -> list[Finding]:
     """Rules no boundary can lift. They judge what the change leaves behind: removing a
     badly named file is how one fixes it."""
     cfg = state.new.config
@@ -347,7 +350,7 @@ def _suspects(paths: Sequence[bytes], config_source: str | None, artifacts_dir: 
     return found
 
 
-def _escaping_links(state: State) -> list[Finding]:
+def _escaping_links(state: Transition) -> list[Finding]:
     """Resolve every symlink of the new state through the others: a link is judged by
     where it really leads (`up -> ..` then `esc -> up/..` leaves the repository)."""
     targets, ends = _resolved_links(state)
@@ -359,7 +362,7 @@ def _escaping_links(state: State) -> list[Finding]:
     return out
 
 
-def _resolved_links(state: State) -> tuple[dict[bytes, bytes], dict[bytes, links.Resolution]]:
+def _resolved_links(state: Transition) -> tuple[dict[bytes, bytes], dict[bytes, links.Resolution]]:
     """Every symlink of the new state (path -> target) and where each leads. Read once per
     state: the escape rule and each plan tried for the change ask for them."""
     cached: tuple[dict[bytes, bytes], dict[bytes, links.Resolution]] | None = vars(state).get("_links")
@@ -376,7 +379,7 @@ def _links_of(root: Path, rev: str | None) -> tuple[dict[bytes, bytes], dict[byt
     return targets, links.resolve(targets)
 
 
-def _moved_links(state: State, ends: Mapping[bytes, links.Resolution]) -> list[bytes]:
+def _moved_links(state: Transition, ends: Mapping[bytes, links.Resolution]) -> list[bytes]:
     """The links whose end this change moves without touching them: adding `src/y -> .`
     turns an old `src/x -> y/../.github/workflows/ci.yml` from a link inside `src` into a
     door to a workflow. Asked only when the change touches a symlink, and read once per
@@ -398,7 +401,7 @@ def _moved_links(state: State, ends: Mapping[bytes, links.Resolution]) -> list[b
 
 
 def _links_leaving(
-    state: State, changes: Sequence[git.Change], plan_id: str, allowed: boundary_mod.Boundary, refused: set[str]
+    state: Transition, changes: Sequence[git.Change], plan_id: str, allowed: boundary_mod.Boundary, refused: set[str]
 ) -> list[Finding]:
     """The links this change adds or changes that lead out of the plan's boundary.
 
@@ -428,7 +431,7 @@ def _links_leaving(
     return out
 
 
-def _lands_outside(state: State, where: bytes, allowed: boundary_mod.Boundary, plan_id: str) -> str | None:
+def _lands_outside(state: Transition, where: bytes, allowed: boundary_mod.Boundary, plan_id: str) -> str | None:
     """Why writes through a link to `where` would land outside the boundary, or None.
     A file must be allowed itself; a directory, every path below it."""
     cfg = state.new.config
@@ -469,7 +472,7 @@ def _covers_below(path: bytes, patterns: Sequence[str]) -> bool:
     return False
 
 
-def _is_directory(state: State, path: str) -> bool:
+def _is_directory(state: Transition, path: str) -> bool:
     """Whether the new state holds files below `path` (asked only when it decides)."""
     root = state.new.root
     if state.rev is None:
@@ -477,7 +480,7 @@ def _is_directory(state: State, path: str) -> bool:
     return bool(git.tree_entries(root, state.rev, f"{path}/", recursive=False))
 
 
-def _artifact_rules(state: State, changes: Sequence[git.Change]) -> list[Finding]:
+def _artifact_rules(state: Transition, changes: Sequence[git.Change]) -> list[Finding]:
     """Inside the artifacts root no plan is needed, but approved artifacts never change
     and the logs only grow; every artifact touched must be valid in the new state."""
     out: list[Finding] = []
@@ -568,13 +571,13 @@ def amendable(name: str) -> bool:
     """A numbered artifact that takes an approval (amendment, resume) may still be edited
     until it is approved."""
     kind = plans.kind_of_file(name)
-    return kind is not None and kind.slug != "plan" and bool(kind.gate_name)
+    return kind is not None and kind.slug != "plan" and bool(kind.approval_gate)
 
 
-def was_approved(old: Snapshot, plan_id: str, name: str, before: bytes) -> bool:
+def was_approved(old: ArtifactsTree, plan_id: str, name: str, before: bytes) -> bool:
     kind = plans.kind_of_file(name)
-    gate = kind.gate_name if kind is not None else ""
-    if not gate:
+    approval_gate = kind.approval_gate if kind is not None else ""
+    if not approval_gate:
         return False
     log = old.files.get(f"{old.artifacts_dir}/plans/{plan_id}/approvals.jsonl")
     if log is None:
@@ -582,11 +585,11 @@ def was_approved(old: Snapshot, plan_id: str, name: str, before: bytes) -> bool:
     records, _ = approvals_mod.parse("approvals.jsonl", log)
     from harness_gate.artifacts.artifact import sha256_hex  # noqa: PLC0415
 
-    return approvals_mod.status(records, gate, name, sha256_hex(before)) is approvals_mod.Status.APPROVED
+    return approvals_mod.status(records, approval_gate, name, sha256_hex(before)) is approvals_mod.Status.APPROVED
 
 
 def _authority(
-    state: State, changes: Sequence[git.Change], plan_id: str | None, used: set[str] | None, suspects: set[bytes]
+    state: Transition, changes: Sequence[git.Change], plan_id: str | None, used: set[str] | None, suspects: set[bytes]
 ) -> list[Finding]:
     """The change needs one plan that allows all of it: `--plan`, or the first of the
     state's candidates (governance.candidates) that does. Plans are never combined."""
@@ -630,7 +633,7 @@ def _authority(
     return first
 
 
-def _granted_before(state: State, plan_id: str) -> bool:
+def _granted_before(state: Transition, plan_id: str) -> bool:
     """Whether the plan granted writes in the state this change starts from (the first
     parent): ending a plan in the commit that holds its last work is allowed, regaining
     the authority of a paused plan by cancelling it with new code is not."""
@@ -651,7 +654,7 @@ def _ending(changes: Sequence[git.Change], artifacts_dir: str) -> frozenset[str]
 
 
 def _each_path_in_one_life(
-    state: State, changes: Sequence[git.Change], plan_ids: Sequence[str], suspects: set[bytes]
+    state: Transition, changes: Sequence[git.Change], plan_ids: Sequence[str], suspects: set[bytes]
 ) -> bool:
     """A squash of a branch that worked under several plans holds each plan's whole life,
     and no longer says which commit each path came from: each path must be allowed by one
@@ -667,7 +670,7 @@ def _each_path_in_one_life(
 
 
 def _under_plan(
-    state: State, changes: Sequence[git.Change], plan_id: str, suspects: set[bytes], *, whole_life: bool
+    state: Transition, changes: Sequence[git.Change], plan_id: str, suspects: set[bytes], *, whole_life: bool
 ) -> list[Finding]:
     """Findings for the change judged under one plan."""
     new = state.new
@@ -690,7 +693,7 @@ def _under_plan(
     if not grants:
         if life.plan_approval is approvals_mod.Status.UNAPPROVED:
             out.append(finding("HG202", plan_path, f"plan `{plan_id}` is not approved; {len(changes)} path(s) changed"))
-        elif life.state in lifecycle.NO_AUTHORITY and life.state is not lifecycle.State.PLANNING:
+        elif life.state in lifecycle.NO_AUTHORITY and life.state is not lifecycle.PlanState.PLANNING:
             out.append(
                 finding("HG209", plan_path, f"plan `{plan_id}` is {life.state.value}; {len(changes)} path(s) changed")
             )
@@ -721,7 +724,7 @@ def _under_plan(
     return out
 
 
-def active(cfg: Config, *states: Snapshot) -> bool:
+def active(cfg: Config, *states: ArtifactsTree) -> bool:
     """The trusted side decides whether the gate is on (config from the base, docs/threat-model.md):
     the commit that adopts harness-gate is not judged by rules it introduces, and a
     change that deletes the gate's files is judged by the rules it deletes."""
@@ -739,7 +742,7 @@ def added_plans(changes: Sequence[git.Change]) -> list[bytes]:
     return [c.path for c in changes if c.path.endswith(b"/plan.md") and c.added]
 
 
-def _explain_artifact(rel: str, cfg: Config, trusted: Snapshot) -> tuple[str, str]:
+def _explain_artifact(rel: str, cfg: Config, trusted: ArtifactsTree) -> tuple[str, str]:
     """The artifact rules, as the gate applies them to a change of `rel`."""
     parts = rel[len(cfg.artifacts_dir) + 1 :].split("/")
     committed = rel in trusted.files
@@ -761,7 +764,7 @@ def explain(
     exact: frozenset[str],
     life: lifecycle.Lifecycle | None,
     *,
-    trusted: Snapshot,
+    trusted: ArtifactsTree,
 ) -> tuple[str, str]:
     """Whether a change of `rel` is allowed or blocked, and by which rule or pattern (`explain`)."""
     raw = rel.encode("utf-8", "surrogateescape")

@@ -24,9 +24,9 @@ import re
 from dataclasses import dataclass
 
 from harness_gate import branches, git, lifecycle, plans
+from harness_gate.artifacts_tree import ArtifactsTree, plans_in
 from harness_gate.branches import Origins
 from harness_gate.errors import HarnessGateError, Refused, usage
-from harness_gate.snapshot import Snapshot, plans_in
 
 _COMPLETION = re.compile(r"[0-9]{3}-completion\.md\Z")
 
@@ -38,11 +38,11 @@ class Candidates:
     why: str  # how they were chosen, for people
 
 
-def present(snap: Snapshot) -> set[str]:
+def present(snap: ArtifactsTree) -> set[str]:
     return set(_folders(snap)[0])
 
 
-def holds_completion(snap: Snapshot, plan_id: str) -> bool:
+def holds_completion(snap: ArtifactsTree, plan_id: str) -> bool:
     """Whether the plan folder holds a Completion: then the plan governs nothing, whether
     the Completion is valid (the plan ended) or not (its lifecycle has a blocking finding,
     reported where the folder changes and by `lint`). Deciding by the file name keeps a
@@ -50,7 +50,7 @@ def holds_completion(snap: Snapshot, plan_id: str) -> bool:
     return plan_id in _folders(snap)[1]
 
 
-def _folders(snap: Snapshot) -> tuple[frozenset[str], frozenset[str]]:
+def _folders(snap: ArtifactsTree) -> tuple[frozenset[str], frozenset[str]]:
     """The plans of a state and those holding a Completion, from one pass over its paths."""
     found: tuple[frozenset[str], frozenset[str]] | None = snap.memo.get("governance.folders")
     if found is None:
@@ -68,7 +68,7 @@ def _folders(snap: Snapshot) -> tuple[frozenset[str], frozenset[str]]:
     return found
 
 
-def candidates(snap: Snapshot, origins: Origins, *, ending: frozenset[str] = frozenset()) -> Candidates:
+def candidates(snap: ArtifactsTree, origins: Origins, *, ending: frozenset[str] = frozenset()) -> Candidates:
     """`ending`: the plans whose Completion the judged change itself adds."""
     here = present(snap)
     own = sorted(origins.own & here)
@@ -90,7 +90,7 @@ def narrow(found: Candidates, selected: str | None) -> Candidates:
     return Candidates((selected,), found.whole_life, "selected for this branch (harness-gate plan use)")
 
 
-def no_candidate(snap: Snapshot, origins: Origins) -> tuple[str, str, str]:
+def no_candidate(snap: ArtifactsTree, origins: Origins) -> tuple[str, str, str]:
     """(rule code, path, reason) for a state where no plan governs."""
     here = present(snap)
     plans_dir = f"{snap.artifacts_dir}/plans"
@@ -111,7 +111,7 @@ def no_candidate(snap: Snapshot, origins: Origins) -> tuple[str, str, str]:
 
 
 def for_command(
-    snap: Snapshot, origins: Origins, *, plan_id: str | None, selected: str | None, open_only: bool = False
+    snap: ArtifactsTree, origins: Origins, *, plan_id: str | None, selected: str | None, open_only: bool = False
 ) -> str:
     """The plan an authoring command (status, approve, verify, review, complete) means:
     `--plan`, else this branch's selection, else the one open plan this branch (or, with
@@ -148,14 +148,14 @@ def checked_id(plan_id: str | None) -> str | None:
     return plan_id
 
 
-def require_plan(snap: Snapshot, plan_id: str, message: str) -> None:
+def require_plan(snap: ArtifactsTree, plan_id: str, message: str) -> None:
     """A usage error (HG904, `message`) naming the plans there are, when `plan_id` is not one."""
     if plan_id not in plans.plan_ids(snap):
         here = ", ".join(plans.plan_ids(snap)) or "none yet (harness-gate plan new)"
         raise usage(message, f"Plans here: {here}.")
 
 
-def plan_id_for(snap: Snapshot, plan_id: str | None) -> str:
+def plan_id_for(snap: ArtifactsTree, plan_id: str | None) -> str:
     """The plan a command on the work tree means (for_command): `--plan`, this
     branch's selection, or the one plan this branch has open (or started)."""
     if plan_id is not None:
@@ -167,7 +167,7 @@ def plan_id_for(snap: Snapshot, plan_id: str | None) -> str:
     return for_command(snap, origins, plan_id=None, selected=branches.selected(root))
 
 
-def plan_for(snap: Snapshot, plan_id: str | None) -> tuple[plans.PlanFolder, lifecycle.Lifecycle]:
+def plan_for(snap: ArtifactsTree, plan_id: str | None) -> tuple[plans.PlanFolder, lifecycle.Lifecycle]:
     plan_id = plan_id_for(snap, plan_id)
     folder = plans.load(snap, plan_id)
     life = lifecycle.replay(folder)

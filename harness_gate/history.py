@@ -20,13 +20,13 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from harness_gate import artifacts_tree, git
 from harness_gate import config as config_mod
-from harness_gate import git, snapshot
+from harness_gate.artifacts_tree import plans_in
 from harness_gate.errors import GitError
-from harness_gate.snapshot import plans_in
 
 Entries = dict[str, tuple[str, str]]  # path -> (mode, oid), as `git ls-tree -r` lists them
-_CONFIG_RAW = {os.fsencode(p): p for p in snapshot.CONFIG_PATHS}
+_CONFIG_RAW = {os.fsencode(p): p for p in artifacts_tree.CONFIG_PATHS}
 
 
 class _Tree:
@@ -44,7 +44,7 @@ _EMPTY = _Tree({}, {})
 
 
 class History:
-    """The artifacts-root snapshots and configurations of a range's commits (`commits`,
+    """The artifacts trees and configurations of a range's commits (`commits`,
     parents first, as `git.commits` lists them), and of a few more commits (`extra`: the
     base, the head) read alongside."""
 
@@ -61,9 +61,9 @@ class History:
         self._config_blobs: set[str] = set()  # read whole, as read_config does
         self._sizes: dict[str, int] | None = None
         self._data: dict[str, bytes] = {}
-        self._snaps: dict[int, snapshot.Snapshot] = {}  # by id() of a kept _Tree.root
+        self._snaps: dict[int, artifacts_tree.ArtifactsTree] = {}  # by id() of a kept _Tree.root
         self._configs: dict[int, config_mod.Config] = {}  # by id() of a kept _Tree.config
-        self._others: dict[str, snapshot.Snapshot] = {}  # commits read on their own
+        self._others: dict[str, artifacts_tree.ArtifactsTree] = {}  # commits read on their own
         self._plan_ids: dict[int, frozenset[str]] = {}  # by id() of a kept _Tree.root
         self._listed: dict[str, _Tree] = {}  # commits outside the range, listed for their names only
         inside = {c.oid for c in commits}
@@ -89,7 +89,7 @@ class History:
             return
         self._blobs.add(oid)
         if path.startswith(self._prefix):
-            self._cap[oid] = max(self._cap.get(oid, 0), snapshot.cap_for(path, self.cfg))
+            self._cap[oid] = max(self._cap.get(oid, 0), artifacts_tree.cap_for(path, self.cfg))
         else:
             self._config_blobs.add(oid)
 
@@ -97,10 +97,10 @@ class History:
         """A commit's state as git lists it (one ls-tree for the root and the config files)."""
         root: Entries = {}
         config: Entries = {}
-        for b in git.tree_entries(self.root, rev, self._prefix, *snapshot.CONFIG_PATHS):
+        for b in git.tree_entries(self.root, rev, self._prefix, *artifacts_tree.CONFIG_PATHS):
             if b.path.startswith(self._prefix):
                 root[b.path] = (b.mode, b.oid)
-            elif b.path in snapshot.CONFIG_PATHS:
+            elif b.path in artifacts_tree.CONFIG_PATHS:
                 config[b.path] = (b.mode, b.oid)
             else:
                 continue
@@ -146,32 +146,32 @@ class History:
         return self._sizes
 
     # -- the answers ---------------------------------------------------------------------
-    def snapshot(self, oid: str) -> snapshot.Snapshot:
-        """The commit's artifacts root, as `snapshot.from_commit(root, oid, cfg)` reads it;
+    def artifacts_tree(self, oid: str) -> artifacts_tree.ArtifactsTree:
+        """The commit's artifacts root, as `artifacts_tree.from_commit(root, oid, cfg)` reads it;
         one object for every commit with the same entries."""
         tree = self._trees.get(oid)
         if tree is None:  # not read with the range: read on its own, once
             if oid not in self._others:
-                self._others[oid] = snapshot.from_commit(self.root, oid, self.cfg)
+                self._others[oid] = artifacts_tree.from_commit(self.root, oid, self.cfg)
             return self._others[oid]
         snap = self._snaps.get(id(tree.root))
         if snap is None:
             sizes = self._read()
             listed = [git.Blob(path, mode, blob) for path, (mode, blob) in tree.root.items()]
-            snap = snapshot.assemble(self.root, f"commit {oid}", self.cfg, listed, sizes=sizes, data=self._data)
+            snap = artifacts_tree.assemble(self.root, f"commit {oid}", self.cfg, listed, sizes=sizes, data=self._data)
             self._snaps[id(tree.root)] = snap
         return snap
 
     def config(self, oid: str) -> config_mod.Config:
-        """The commit's own configuration, as `snapshot.read_config(root, oid)` reads it."""
+        """The commit's own configuration, as `artifacts_tree.read_config(root, oid)` reads it."""
         tree = self._trees.get(oid)
         if tree is None:
-            return snapshot.read_config(self.root, oid)
+            return artifacts_tree.read_config(self.root, oid)
         cfg = self._configs.get(id(tree.config))
         if cfg is None:
             self._read()
             files = {path: self._data[blob] for path, (mode, blob) in tree.config.items() if mode.startswith("100")}
-            cfg = self._configs[id(tree.config)] = snapshot.config_of(files)
+            cfg = self._configs[id(tree.config)] = artifacts_tree.config_of(files)
         return cfg
 
     def _tree(self, oid: str) -> _Tree:

@@ -13,9 +13,9 @@ from harness_gate import approvals as approvals_mod
 from harness_gate import boundary, cache
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.artifacts.kinds import BY_SLUG, KINDS, PLAN, Content, KindSpec
+from harness_gate.artifacts_tree import ArtifactsTree, cap_for, read_capped
 from harness_gate.config import Config
 from harness_gate.findings import Finding, finding
-from harness_gate.snapshot import Snapshot, cap_for, read_capped
 
 PLAN_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
 NUMBERED = re.compile(r"([0-9]{3})-([a-z][a-z-]*)\.md\Z")
@@ -30,7 +30,7 @@ PLAN_FILES = frozenset({"plan.md", "approvals.jsonl", "evidence.jsonl"})
 
 
 @dataclass(frozen=True)
-class Entry:
+class NumberedArtifact:
     """A numbered artifact of a plan folder (`001-review.md`, ...)."""
 
     number: int
@@ -46,7 +46,7 @@ class PlanFolder:
     path: str
     plan: Artifact | None
     approvals: tuple[approvals_mod.Approval, ...]
-    entries: tuple[Entry, ...]
+    entries: tuple[NumberedArtifact, ...]
     findings: tuple[Finding, ...]
     # Work derived from this folder alone (its lifecycle replay), done once.
     memo: dict[str, Any] = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
@@ -110,13 +110,13 @@ def _own(
     return [r for r in records if r.plan == plan_id], foreign
 
 
-def plan_ids(snap: Snapshot) -> list[str]:
+def plan_ids(snap: ArtifactsTree) -> list[str]:
     prefix = f"{snap.artifacts_dir}/plans/"
     ids = {p[len(prefix) :].split("/", 1)[0] for p in snap.files if p.startswith(prefix) and "/" in p[len(prefix) :]}
     return sorted(ids)
 
 
-def root_findings(snap: Snapshot) -> list[Finding]:
+def root_findings(snap: ArtifactsTree) -> list[Finding]:
     """Files under the artifacts root that no rule knows."""
     out = list(snap.problems)
     prefix = snap.artifacts_dir + "/"
@@ -149,7 +149,7 @@ def next_path(folder: PlanFolder, slug: str) -> str:
     return f"{folder.path}/{len(folder.entries) + 1:03d}-{slug}.md"
 
 
-def load(snap: Snapshot, plan_id: str) -> PlanFolder:
+def load(snap: ArtifactsTree, plan_id: str) -> PlanFolder:
     """The plan folder as `snap` holds it; loaded once per state (and plan)."""
     key = ("plans.load", plan_id)
     loaded: PlanFolder | None = snap.memo.get(key)
@@ -158,7 +158,7 @@ def load(snap: Snapshot, plan_id: str) -> PlanFolder:
     return loaded
 
 
-def _load(snap: Snapshot, plan_id: str) -> PlanFolder:
+def _load(snap: ArtifactsTree, plan_id: str) -> PlanFolder:
     folder = f"{snap.artifacts_dir}/plans/{plan_id}"
     found: list[Finding] = []
     max_bytes = snap.config.max_artifact_bytes
@@ -182,7 +182,7 @@ def _load(snap: Snapshot, plan_id: str) -> PlanFolder:
         if snap.vouch is not None:
             records, problems = snap.vouch(approvals_path, records)
             found.extend(problems)
-    entries: list[Entry] = []
+    entries: list[NumberedArtifact] = []
     for path in sorted(p for p in snap.files if p.startswith(folder + "/") and p.count("/") == folder.count("/") + 1):
         name = path.rsplit("/", 1)[1]
         m = NUMBERED.match(name)
@@ -198,7 +198,7 @@ def _load(snap: Snapshot, plan_id: str) -> PlanFolder:
         if art is not None and art.kind is not kind:
             found.append(finding("HG515", path, f"`{name}` holds a `# {art.kind.title}`", line=1))
             art = None
-        entries.append(Entry(int(m.group(1)), name, path, slug, art))
+        entries.append(NumberedArtifact(int(m.group(1)), name, path, slug, art))
     for n, entry in enumerate(entries, start=1):
         if entry.number != n:
             found.append(

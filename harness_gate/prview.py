@@ -1,7 +1,7 @@
 """The pull request's plans, for a reviewer: the data `check` adds to its report (`plans`,
 `commit_verdicts`) and its Markdown (the Action's step summary, `status --format markdown`).
 
-Everything comes from commits (a snapshot of the head commit, the range's commits), never
+Everything comes from commits (the head commit's artifacts tree, the range's commits), never
 from the work tree. Every text a change can write (objectives, file names, messages,
 approvers) is escaped: no raw HTML, no `@mention`, no link or image, no table break.
 Not on the pre-commit path: `check --staged` never builds it.
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_gate import freshness, git, lifecycle, plans, snapshot
+from harness_gate import artifacts_tree, freshness, git, lifecycle, plans
 from harness_gate.findings import Finding
 from harness_gate.report import Report, clean, safe
 
@@ -54,7 +54,7 @@ def code(value: object) -> str:
 
 
 def plan_view(
-    root: Path, snap: snapshot.Snapshot, plan_id: str, tree: str, *, commit: str, signed: bool | None
+    root: Path, snap: artifacts_tree.ArtifactsTree, plan_id: str, tree: str, *, commit: str, signed: bool | None
 ) -> dict[str, Any]:
     """One plan as the state `snap` (the commit `commit`, fingerprint `tree`) holds it.
     `signed`: True when only signed approval records were read, False when unsigned ones
@@ -126,7 +126,7 @@ def plan_view(
     }
 
 
-def _latest(folder: plans.PlanFolder, slug: str) -> plans.Entry | None:
+def _latest(folder: plans.PlanFolder, slug: str) -> plans.NumberedArtifact | None:
     found = [e for e in folder.entries if e.slug == slug and e.artifact is not None]
     return found[-1] if found else None
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness_gate import approvals as approvals_mod
-from harness_gate import branches, fingerprints, gate, git, governance, history, lifecycle, plans, snapshot, trust
+from harness_gate import artifacts_tree, branches, fingerprints, gate, git, governance, history, lifecycle, plans, trust
 from harness_gate import config as config_mod
 from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.findings import Finding, Severity, finding
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 class Head:
     """The state whose evidence and review count: the index, or the range's head commit."""
 
-    snapshot: snapshot.Snapshot
+    artifacts_tree: artifacts_tree.ArtifactsTree
     tree: Callable[[], str]  # its fingerprint, computed only when a requirement needs it
     code_changed: bool  # evidence and reviews speak of code: an artifacts-only change needs none
     used: frozenset[str] = frozenset()  # the plans that authorised the code changes
@@ -68,14 +68,14 @@ def requirements(
     the branch's change. pre-push warns about evidence where it does not require it.
     With `reverify` (a list), the evidence is the commands' runs, appended to it for the
     caller to start last."""
-    cfg = head.snapshot.config
+    cfg = head.artifacts_tree.config
     want_evidence, want_review = stage in cfg.evidence_stages, stage in cfg.review_stages
     # pre-push warns about what CI will block, unless the configuration makes it strict.
     warn_evidence = stage == "pre-push" and not want_evidence and "ci" in cfg.evidence_stages
     want_end = stage in cfg.completion_stages
     if not (want_evidence or warn_evidence or want_review or want_end):
         return []
-    snap = head.snapshot
+    snap = head.artifacts_tree
     here = governance.present(snap)
     used = sorted(head.used) if plan_id is None else [plan_id]
     out: list[Finding] = []
@@ -241,17 +241,19 @@ def judge(
     # at: commits with the same artifacts root share one vouched state (and the work keyed
     # by it). With signatures, a one-parent commit that leaves the root as it was shares its
     # parent's (blame of an unchanged file is its parent's).
-    shared: dict[int, tuple[snapshot.Snapshot, snapshot.Snapshot]] = {}  # id -> (state, vouched): kept alive
-    vouched: dict[str, snapshot.Snapshot] = {}
+    shared: dict[
+        int, tuple[artifacts_tree.ArtifactsTree, artifacts_tree.ArtifactsTree]
+    ] = {}  # id -> (state, vouched): kept alive
+    vouched: dict[str, artifacts_tree.ArtifactsTree] = {}
     parent_of = {c.oid: c.parents[0] for c in listing if states.shares_parent_state(c)} if anchors.signed else {}
 
-    def state_of(oid: str) -> snapshot.Snapshot:
+    def state_of(oid: str) -> artifacts_tree.ArtifactsTree:
         chain = []  # commits that share the state of the first ancestor found below
         while oid not in vouched and oid in parent_of:
             chain.append(oid)
             oid = parent_of[oid]
         if oid not in vouched:
-            snap = states.snapshot(oid)
+            snap = states.artifacts_tree(oid)
             if anchors.signed:
                 vouched[oid] = trust.vouched(snap, anchors, oid)
             else:
@@ -270,7 +272,7 @@ def judge(
         # That commit's own files: its configuration, or its artifacts root.
         return states.config(oid).source is not None or state_of(oid).has_root
 
-    behind: dict[tuple[int, frozenset[str]], tuple[snapshot.Snapshot, list[Finding]]] = {}
+    behind: dict[tuple[int, frozenset[str]], tuple[artifacts_tree.ArtifactsTree, list[Finding]]] = {}
     findings: list[Finding] = []
     changes = 0
     checked = 0
@@ -290,12 +292,12 @@ def judge(
         changes += len(own)
         parents = commit.parents
 
-        def olds(parents: tuple[str, ...] = parents) -> list[snapshot.Snapshot]:
-            return [state_of(p) for p in parents] or [snapshot.empty(root, cfg)]
+        def olds(parents: tuple[str, ...] = parents) -> list[artifacts_tree.ArtifactsTree]:
+            return [state_of(p) for p in parents] or [artifacts_tree.empty(root, cfg)]
 
         merge = len(commit.parents) > 1
         first = commit.parents[0] if merge else None
-        state = gate.State(
+        state = gate.Transition(
             f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds, merge=merge, first_parent=first,
             parent=commit.parents[0] if commit.parents else None, load_origins=_origins_of(origins, commit.oid),
         )  # fmt: skip
@@ -304,7 +306,7 @@ def judge(
         # The message names the commit for a reader; `commit` carries its full id for tools.
         findings.extend(
             dataclasses.replace(f, commit=commit.oid)
-            for f in gate.check_state(state, plan_id, prefix=prefix, used=used_here)
+            for f in gate.check_transition(state, plan_id, prefix=prefix, used=used_here)
         )
         used |= used_here
         for p in used_here:
@@ -349,7 +351,9 @@ def judge(
     return findings, data, head
 
 
-def behind_base(state: snapshot.Snapshot, base: snapshot.Snapshot, plan_ids: set[str], prefix: str) -> list[Finding]:
+def behind_base(
+    state: artifacts_tree.ArtifactsTree, base: artifacts_tree.ArtifactsTree, plan_ids: set[str], prefix: str
+) -> list[Finding]:
     """A commit judged under a plan as it stood before the base's newer records (an
     amendment that narrowed it, a completion, a newer approval) used authority the base
     has withdrawn: a branch cut before them must be rebased onto the base first."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_gate import evidence, fingerprints, fsutil, plans, runner, snapshot
+from harness_gate import artifacts_tree, evidence, fingerprints, fsutil, plans, runner
 from harness_gate.config import Config
 from harness_gate.errors import Refused
 from harness_gate.findings import Finding, finding
@@ -64,7 +64,7 @@ def changed_tree(folder: plans.PlanFolder, command_id: str, changed: str) -> Fin
     return finding("HG309", f"{folder.path}/evidence.jsonl", f"`{command_id}` changed the work tree: {changed}")
 
 
-def check_log(root: Path, folder: plans.PlanFolder, snap: snapshot.Snapshot) -> None:
+def check_log(root: Path, folder: plans.PlanFolder, snap: artifacts_tree.ArtifactsTree) -> None:
     """Never append to a log whose end is broken. Older lines were validated when they
     were committed (and `lint` reads them all); checking the end keeps `verify` cheap."""
     rel = f"{folder.path}/evidence.jsonl"

@@ -27,7 +27,7 @@ from harness_gate.errors import HarnessGateError
 from harness_gate.findings import Finding, finding
 
 if TYPE_CHECKING:
-    from harness_gate.snapshot import Snapshot, Vouch
+    from harness_gate.artifacts_tree import ArtifactsTree, Vouch
 
 SIGNERS_FILE = boundary.SIGNERS
 _STATUS = {
@@ -273,6 +273,6 @@ def anchors(root: Path, config: Config, *, base: str | None, head: str | None) -
         found.close()
 
 
-def vouched(snap: Snapshot, anchors: Anchors | None, commit: str | None) -> Snapshot:
+def vouched(snap: ArtifactsTree, anchors: Anchors | None, commit: str | None) -> ArtifactsTree:
     """The state with its approval records filtered by the check's trust anchors."""
     return snap if anchors is None else dataclasses.replace(snap, vouch=anchors.vouch(commit))

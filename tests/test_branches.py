@@ -1,5 +1,5 @@
 """Which plans are a branch's own (branches), which govern (governance), what a change is
-(changes), and reading a state's plan folders only when asked (snapshot.Blobs)."""
+(changes), and reading a state's plan folders only when asked (artifacts_tree.Blobs)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_gate import branches, changes, git, governance, snapshot
+from harness_gate import artifacts_tree, branches, changes, git, governance
 from harness_gate.branches import Origins
 from tests.helpers import Repo, complete_by_hand
 
@@ -137,11 +137,11 @@ def test_own_open_plans_govern_before_the_bases(adopted: Repo) -> None:
     adopted.git("add", "-A")
     adopted.git("commit", "-qm", "a plan open on main")
     adopted.git("checkout", "-qb", "feature")
-    snap = snapshot.from_commit(adopted.path, "HEAD")
+    snap = artifacts_tree.from_commit(adopted.path, "HEAD")
     assert governance.candidates(snap, Origins()).ids == ("base-plan",)  # the solo flow
     adopted.new_plan("mine")
     adopted.git("add", "-A")
-    index = snapshot.from_index(adopted.path)
+    index = artifacts_tree.from_index(adopted.path)
     origins = branches.locally(adopted.path, index.config, [adopted.git("rev-parse", "HEAD").decode().strip()],
                                frozenset(governance.present(index)))  # fmt: skip
     assert origins.own == {"mine"}
@@ -154,8 +154,8 @@ def test_a_folder_holding_a_completion_governs_nothing_and_is_read_on_demand(ado
         _ended(adopted, f"done{i}")
     adopted.git("add", "-A")
     adopted.git("commit", "-qm", "three ended plans")
-    snap = snapshot.from_commit(adopted.path, "HEAD")
-    assert isinstance(snap.files, snapshot.Blobs)
+    snap = artifacts_tree.from_commit(adopted.path, "HEAD")
+    assert isinstance(snap.files, artifacts_tree.Blobs)
     assert governance.candidates(snap, Origins()).ids == ()
     assert not snap.files._data.keys() & {p for p in snap.files if "/done" in p}
     assert snap.files["harness/plans/done1/plan.md"].startswith(b"# Plan")  # read when asked
@@ -170,7 +170,7 @@ def test_an_oversized_file_in_an_ended_folder_is_found_when_read(adopted: Repo) 
     adopted.git("commit", "-qm", "ended")
     adopted.write("harness/plans/done/003-review.md", "x" * 2000)
     adopted.git("add", "-A")
-    snap = snapshot.from_index(adopted.path)
+    snap = artifacts_tree.from_index(adopted.path)
     assert snap.problems == ()  # the folder is not read yet
     assert snap.files.get("harness/plans/done/003-review.md") is None
     assert [f.code for f in snap.problems] == ["HG512"]
@@ -230,7 +230,7 @@ def test_locally_without_commits_of_its_own_reads_no_history(adopted: Repo, monk
     built: list[object] = []
     monkeypatch.setattr(history.History, "__init__", lambda *a, **k: built.append(a))
     head = adopted.git("rev-parse", "HEAD").decode().strip()
-    cfg = snapshot.read_config(adopted.path, head)
+    cfg = artifacts_tree.read_config(adopted.path, head)
     assert branches.locally(adopted.path, cfg, [head], frozenset({"p"}), added=frozenset({"p"})) == Origins(
         own=frozenset({"p"}), added=frozenset({"p"})
     )
@@ -244,7 +244,7 @@ def test_changes_of_a_branch_are_measured_from_where_it_left_the_base(adopted: R
     adopted.write("src/a.py", "a = 1\n")
     adopted.git("add", "-A")
     adopted.git("commit", "-qm", "work")
-    cfg = snapshot.read_config(adopted.path, "HEAD")
+    cfg = artifacts_tree.read_config(adopted.path, "HEAD")
     change = freshness.branch_change(adopted.path, cfg, fingerprints.fingerprint_worktree(adopted.path, cfg))
     assert change is not None
     assert change["base"] == adopted.git("rev-parse", "main").decode().strip()

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
+import re
 from pathlib import Path
 
+import harness_gate
 from harness_gate.artifacts.kinds import KINDS
 from harness_gate.findings import RULES, rule_anchor
+from harness_gate.lifecycle import PlanState
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -63,8 +69,8 @@ def test_artifact_reference_lists_every_kind_and_section() -> None:
         assert f"# {kind.title}" in text
         for section in kind.sections:
             assert f"## {section.title}" in text, (kind.title, section.title)
-        if kind.gate:
-            assert kind.gate in text
+        if kind.gate_line:
+            assert kind.gate_line in text
 
 
 def test_readme_quick_start_has_the_two_commands() -> None:
@@ -100,3 +106,53 @@ def test_the_hooks_readme_and_docs_show_are_the_manifests() -> None:
         assert [s.strip() for s in row.split(",")] == list(hook.stages), hook.id
         [row] = re.findall(rf"^\| `{re.escape(hook.id)}` \| ([^|]*) \|", hooks_doc, re.M)
         assert [s.strip(" `") for s in row.split(",")] == [*hook.stages, "manual"], hook.id
+
+
+# A code name in the glossary: `module.Name` (relative to harness_gate/) or a bare `Name`,
+# where Name is a class (CamelCase) or a constant (UPPER_CASE).
+_CODE_NAME = re.compile(r"`((?:[a-z_][a-z0-9_]*\.)*)([A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*|[A-Z][A-Z0-9_]+)`")
+
+
+def _package_classes() -> set[str]:
+    names: set[str] = set()
+    for info in pkgutil.walk_packages(harness_gate.__path__, "harness_gate."):
+        if info.name.endswith("__main__"):
+            continue  # running it is its import
+        module = importlib.import_module(info.name)
+        names.update(n for n, v in vars(module).items() if inspect.isclass(v) and v.__module__ == info.name)
+    return names
+
+
+def test_the_glossary_names_only_what_the_code_defines() -> None:
+    """Every class or constant docs/glossary.md gives as a term's code name exists where it
+    says (`module.Name`), or, named bare, is a class of the package: renaming one in the
+    code without the glossary fails here."""
+    text = (DOCS / "glossary.md").read_text("utf-8")
+    named = _CODE_NAME.findall(text)
+    classes = _package_classes()
+    missing = []
+    for module, name in named:
+        if not module:
+            if name[0].isupper() and not name.isupper() and name not in classes:
+                missing.append(name)
+            continue
+        try:
+            value = getattr(importlib.import_module("harness_gate." + module.rstrip(".")), name)
+        except (ImportError, AttributeError):
+            missing.append(module + name)
+            continue
+        if not name.isupper():
+            assert inspect.isclass(value), f"{module}{name} is not a class"
+    assert missing == []
+    assert sum(1 for module, _ in named if module) > 20, "the code names were found"
+
+
+def test_the_glossary_lists_every_plan_state() -> None:
+    text = (DOCS / "glossary.md").read_text("utf-8")
+    assert [s.value for s in PlanState if f"- `{s.value}`: " not in text] == []
+
+
+def test_the_readme_and_contributing_link_the_glossary() -> None:
+    root = DOCS.parent
+    for name in ("README.md", "CONTRIBUTING.md"):
+        assert "docs/glossary.md" in (root / name).read_text("utf-8"), name

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from harness_gate import templates
+from harness_gate import lifecycle, templates
+from harness_gate.artifacts.kinds import BY_SLUG, PLAN
 from tests.helpers import TREE, VERIFICATION, Repo, completion_md, plan_sha, repair_md, review_md, sha
 
 
@@ -376,3 +377,13 @@ def test_resume_adds_to_the_budget(approved: tuple[Repo, str, str]) -> None:
     data = state(repo)
     assert data["state"] == "auto_repairing"
     assert data["repairs"] == {"used": 1, "budget": 4}
+
+
+def test_the_replay_has_one_handler_per_numbered_artifact_kind() -> None:
+    """The dispatch table names every kind a plan folder may number (artifacts/kinds.py:
+    all but the plan), no other slug, and every step the replay has."""
+    assert set(lifecycle.HANDLERS) == set(BY_SLUG) - {PLAN.slug}
+    steps = {name for name in vars(lifecycle._Replay) if name.startswith("on_")}
+    assert {handler.__name__ for handler in lifecycle.HANDLERS.values()} == steps
+    for slug, handler in lifecycle.HANDLERS.items():
+        assert handler.__name__ == "on_" + slug.replace("-", "_"), slug

@@ -1,5 +1,5 @@
 """A range's states derived from parent plus changes (harness_gate.history) must equal what
-a per-commit read (`snapshot.from_commit`, `snapshot.read_config`) gives, and a range
+a per-commit read (`artifacts_tree.from_commit`, `artifacts_tree.read_config`) gives, and a range
 must be judged exactly as with per-commit reads."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from harness_gate import git, history, snapshot
+from harness_gate import artifacts_tree, git, history
+from harness_gate.artifacts_tree import ArtifactsTree
 from harness_gate.errors import GitError
-from harness_gate.snapshot import Snapshot
 from tests.adversarial.util import BOUNDARY_ONLY, FOLDER, commit, report, rev, setup_gated
 from tests.helpers import Repo
 
@@ -76,7 +76,7 @@ def _history(repo: Repo) -> tuple[str, str]:
     return base, rev(repo, "HEAD")
 
 
-def _same(derived: Snapshot, read: Snapshot) -> None:
+def _same(derived: ArtifactsTree, read: ArtifactsTree) -> None:
     assert list(derived.files.items()) == list(read.files.items())
     assert derived.problems == read.problems
     assert derived.has_root == read.has_root
@@ -87,21 +87,21 @@ def _same(derived: Snapshot, read: Snapshot) -> None:
 @pytest.mark.parametrize("from_root", [False, True])
 def test_derived_states_equal_per_commit_reads(repo: Repo, from_root: bool) -> None:
     base, tip = _history(repo)
-    cfg = snapshot.read_config(repo.path, base)
+    cfg = artifacts_tree.read_config(repo.path, base)
     listing = git.commits(repo.path, tip, [] if from_root else [base])
     assert any(len(c.parents) > 1 for c in listing)
     states = history.History(repo.path, cfg, listing, extra=(base, tip))
     revs = {c.oid for c in listing} | {p for c in listing for p in c.parents} | {base, tip}
     for oid in sorted(revs):
-        _same(states.snapshot(oid), snapshot.from_commit(repo.path, oid, cfg))
-        assert states.config(oid) == snapshot.read_config(repo.path, oid)
+        _same(states.artifacts_tree(oid), artifacts_tree.from_commit(repo.path, oid, cfg))
+        assert states.config(oid) == artifacts_tree.read_config(repo.path, oid)
     # A commit that changes no artifact shares its parent's state object.
     code_only = [
         c for c in listing if len(c.parents) == 1 and not any(ch.path.startswith(b"harness/") for ch in c.changes)
     ]
     assert code_only
     for c in code_only:
-        assert states.snapshot(c.oid) is states.snapshot(c.parents[0])
+        assert states.artifacts_tree(c.oid) is states.artifacts_tree(c.parents[0])
 
 
 def _findings(repo: Repo, *args: str) -> tuple[int, list[tuple[Any, ...]]]:
@@ -124,11 +124,11 @@ def test_range_findings_equal_per_commit_reads(repo: Repo, monkeypatch: pytest.M
     tip = rev(repo, "HEAD")
     derived = _findings(repo, "--range", f"{base}..{tip}")
 
-    def per_commit(self: history.History, oid: str) -> Snapshot:
-        return snapshot.from_commit(self.root, oid, self.cfg)
+    def per_commit(self: history.History, oid: str) -> ArtifactsTree:
+        return artifacts_tree.from_commit(self.root, oid, self.cfg)
 
-    monkeypatch.setattr(history.History, "snapshot", per_commit)
-    monkeypatch.setattr(history.History, "config", lambda self, oid: snapshot.read_config(self.root, oid))
+    monkeypatch.setattr(history.History, "artifacts_tree", per_commit)
+    monkeypatch.setattr(history.History, "config", lambda self, oid: artifacts_tree.read_config(self.root, oid))
     assert derived == _findings(repo, "--range", f"{base}..{tip}")
     codes = {(code, path) for code, path, _, _ in derived[1]}
     assert ("HG512", "harness/big.md") in codes  # over the cap while it was
@@ -142,7 +142,7 @@ def test_range_findings_equal_per_commit_reads(repo: Repo, monkeypatch: pytest.M
 def test_a_change_that_does_not_fit_its_parent_is_an_error(repo: Repo) -> None:
     """Fail closed: a listing whose changes contradict the parent's state is never judged."""
     base, tip = _history(repo)
-    cfg = snapshot.read_config(repo.path, base)
+    cfg = artifacts_tree.read_config(repo.path, base)
     listing = git.commits(repo.path, tip, [base])
     first = listing[0]
     assert any(c.path.startswith(b"harness/") for c in first.changes)
@@ -157,7 +157,7 @@ def test_a_change_that_does_not_fit_its_parent_is_an_error(repo: Repo) -> None:
 def test_only_a_commit_that_leaves_the_root_alone_shares_its_parents_state(repo: Repo) -> None:
     """`shares_parent_state` (signed mode reuses the parent's vouched state, and its blame)."""
     base, tip = _history(repo)
-    cfg = snapshot.read_config(repo.path, base)
+    cfg = artifacts_tree.read_config(repo.path, base)
     listing = git.commits(repo.path, tip, [base])
     states = history.History(repo.path, cfg, listing, extra=(base, tip))
     for c in listing:

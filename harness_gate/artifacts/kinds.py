@@ -33,8 +33,8 @@ class KindSpec:
     title: str
     slug: str  # file name: plan.md, or NNN-<slug>.md
     sections: tuple[SectionSpec, ...]
-    gate: str = ""  # the approval prompt, for kinds that have one
-    gate_name: str = ""  # the `gate` value of its approval records
+    gate_line: str = ""  # the approval prompt, the last line of a kind that takes an approval
+    approval_gate: str = ""  # the approval gate it answers: the `gate` value of its approval records
 
     def section(self, title: str) -> SectionSpec:
         return next(s for s in self.sections if s.title == title)

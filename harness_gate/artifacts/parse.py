@@ -41,8 +41,8 @@ def parse_artifact(
         value, problems = _read_section(path, kind, spec, section, artifacts_dir)
         found.extend(problems)
         values[spec.title] = value
-    if kind.gate and doc.sections and doc.sections[-1].title != "Approval":
-        found.append(finding("HG513", path, f"the artifact must end with the gate line `{kind.gate}`"))
+    if kind.gate_line and doc.sections and doc.sections[-1].title != "Approval":
+        found.append(finding("HG513", path, f"the artifact must end with the gate line `{kind.gate_line}`"))
     found.extend(_stray_gates(path, kind, text))
     if not found:
         found.extend(_semantics(path, kind, values, lines))
@@ -51,7 +51,7 @@ def parse_artifact(
     return Artifact(kind, path, sha256_hex(data), values, lines), []
 
 
-GATES = tuple(sorted({k.gate for k in KINDS.values() if k.gate}))
+GATE_LINES = tuple(sorted({k.gate_line for k in KINDS.values() if k.gate_line}))
 
 
 def _stray_gates(path: str, kind: KindSpec, text: str) -> list[Finding]:
@@ -63,9 +63,9 @@ def _stray_gates(path: str, kind: KindSpec, text: str) -> list[Finding]:
     out = []
     for n, line in enumerate(lines, start=1):
         folded = " ".join(line.split())
-        if not any(gate in folded for gate in GATES):
+        if not any(gate_line in folded for gate_line in GATE_LINES):
             continue
-        if kind.gate and n == last and line == kind.gate:
+        if kind.gate_line and n == last and line == kind.gate_line:
             continue  # the Approval section's own line (checked exactly on its own)
         out.append(finding("HG513", path, "a gate question appears before the artifact's last line", line=n))
     return out
@@ -113,7 +113,7 @@ def _read_section(
     if c is Content.JSON:
         return _read_json(path, spec, section)
     if c is Content.GATE:
-        return _read_gate(path, kind.gate, spec, section)
+        return _read_gate(path, kind.gate_line, spec, section)
     if c is Content.CHOICES:
         items = markdown.list_items(section)
         blocks = markdown.top_blocks(section)
@@ -151,17 +151,17 @@ def _read_json(path: str, spec: SectionSpec, section: markdown.Section) -> tuple
     return obj[spec.key], []
 
 
-def _read_gate(path: str, gate: str, spec: SectionSpec, section: markdown.Section) -> tuple[Any, list[Finding]]:
-    if not markdown.exact_line(section, gate):
+def _read_gate(path: str, gate_line: str, spec: SectionSpec, section: markdown.Section) -> tuple[Any, list[Finding]]:
+    if not markdown.exact_line(section, gate_line):
         return None, [
             finding(
                 "HG513",
                 path,
-                f"`## {spec.title}` must hold exactly the line `{gate}`",
+                f"`## {spec.title}` must hold exactly the line `{gate_line}`",
                 line=section.line,
             )
         ]
-    return gate, []
+    return gate_line, []
 
 
 def _read_code_list(

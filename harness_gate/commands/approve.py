@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from harness_gate import approvals as approvals_mod
-from harness_gate import fsutil, git, governance, lifecycle, plans, snapshot
+from harness_gate import artifacts_tree, fsutil, git, governance, lifecycle, plans
 from harness_gate import report as report_mod
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.artifacts.kinds import REPAIR_PLAN
@@ -21,7 +21,7 @@ from harness_gate.report import Report
 
 def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryIO, out: TextIO, *, tty: bool) -> Report:
     root = git.toplevel(cwd)
-    snap = snapshot.from_worktree(root)
+    snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return report_mod.inactive("approve")
     plan_id = governance.plan_id_for(snap, plan_id)
@@ -39,13 +39,13 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
         raise Refused(
             "HG208", path, "a Repair Plan is strict/manual compatibility only: approving it grants and records nothing"
         )
-    gate = art.kind.gate_name
-    if not gate:
+    approval_gate = art.kind.approval_gate
+    if not approval_gate:
         raise Refused("HG208", path, f"a `# {art.kind.title}` takes no approval")
     log_problems = [f for f in folder.findings if f.path.endswith("/approvals.jsonl") and f.blocks]
     if log_problems:
         raise Refused.by(log_problems, "approvals.jsonl is invalid; nothing appended")
-    if approvals_mod.status(folder.approvals, gate, target, art.sha256) is approvals_mod.Status.APPROVED:
+    if approvals_mod.status(folder.approvals, approval_gate, target, art.sha256) is approvals_mod.Status.APPROVED:
         return Report("approve", lines=(f"{path} is already approved at sha256 {art.sha256}",))
     refused = lifecycle.approval_blockers(folder, path)
     if refused:
@@ -57,7 +57,7 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
             "Set a plain `git config user.name` and `user.email`.",
         )
     out.write("".join(f"{line}\n" for line in _what_is_approved(art)))
-    out.write(f"artifact: {path}\nsha256:   {art.sha256}\napprover: {approver}\n{art.kind.gate} ")
+    out.write(f"artifact: {path}\nsha256:   {art.sha256}\napprover: {approver}\n{art.kind.gate_line} ")
     out.flush()
     if tty:
         raw = stdin.readline(approvals_mod.MAX_ANSWER_BYTES)
@@ -77,7 +77,9 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     repository = min(git.root_commits(root, head)) if head else None
     seq = approvals_mod.next_seq(folder.approvals)
     try:
-        line = approvals_mod.record(gate, target, art.sha256, approver, plan=plan_id, seq=seq, repository=repository)
+        line = approvals_mod.record(
+            approval_gate, target, art.sha256, approver, plan=plan_id, seq=seq, repository=repository
+        )
     except ValueError as exc:  # the sequence is exhausted (a forged record took the last number)
         where = f"{folder.path}/approvals.jsonl"
         raise Refused("HG215", where, f"cannot number a record: {exc}") from None
@@ -85,9 +87,9 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     fsutil.append_record(log, line)
     return Report(
         "approve",
-        data={"artifact": path, "sha256": art.sha256, "gate": gate},
+        data={"artifact": path, "sha256": art.sha256, "gate": approval_gate},
         lines=(
-            f"Approval activated: {gate} {path} sha256 {art.sha256}",
+            f"Approval activated: {approval_gate} {path} sha256 {art.sha256}",
             f"recorded in {folder.path}/approvals.jsonl; commit it with the artifact",
         ),
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import enum
 import functools
 import os
 from collections.abc import Callable, Sequence
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_gate import branches, cache, fingerprints, gate, git, governance, history, ranges, snapshot, trust
+from harness_gate import artifacts_tree, branches, cache, fingerprints, gate, git, governance, history, ranges, trust
 from harness_gate.branches import Origins
 from harness_gate.errors import HarnessGateError, usage
 from harness_gate.findings import Finding
@@ -26,9 +27,18 @@ from harness_gate.report import INACTIVE, Report
 ADOPTING = "harness-gate: a repository's first commit adopts harness-gate and is not judged"
 
 
+class ChangeSet(enum.Enum):
+    """Which change set a check judges; the value is the report's `mode`."""
+
+    STAGED = "staged"  # the index against HEAD (pre-commit)
+    RANGE = "range"  # a pushed commit range A..B (pre-push)
+    BASE = "base"  # a pull request: the commits of its head that the base REF does not have (CI)
+    PUSH_NEW = "push-new"  # a new branch: every commit the remote does not have yet
+
+
 @dataclass(frozen=True)
 class Mode:
-    kind: str  # "staged", "range", "base", "push-new"
+    change_set: ChangeSet
     old: str = ""  # range start, base ref, or remote name for a new branch
     new: str = ""  # range end or head ref
 
@@ -41,24 +51,24 @@ def infer_mode(stage: str | None, staged: bool, range_: str | None, base: str | 
     if head and not base:
         raise usage("--head goes with --base")
     if staged:
-        return Mode("staged")
+        return Mode(ChangeSet.STAGED)
     if range_:
         old, sep, new = range_.partition("..")
         if not sep or not old or not new or new.startswith("."):
             raise usage(f"--range {range_!r}: expected A..B")
-        return Mode("range", old, new)
+        return Mode(ChangeSet.RANGE, old, new)
     if base:
-        return Mode("base", base, head or "HEAD")
+        return Mode(ChangeSet.BASE, base, head or "HEAD")
     env = os.environ
     from_ref, to_ref = env.get("PRE_COMMIT_FROM_REF"), env.get("PRE_COMMIT_TO_REF")
     if from_ref and to_ref and stage in (None, "pre-push"):
-        return Mode("range", from_ref, to_ref)
+        return Mode(ChangeSet.RANGE, from_ref, to_ref)
     if stage == "pre-push" and env.get("PRE_COMMIT_REMOTE_NAME"):
         # pre-commit sets no refs when the pushed branch starts at a root commit:
         # check every commit the remote does not have yet.
-        return Mode("push-new", env["PRE_COMMIT_REMOTE_NAME"], env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD")
+        return Mode(ChangeSet.PUSH_NEW, env["PRE_COMMIT_REMOTE_NAME"], env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD")
     if stage == "pre-commit" or (stage is None and env.get("PRE_COMMIT") == "1"):
-        return Mode("staged")
+        return Mode(ChangeSet.STAGED)
     raise usage(
         "cannot tell which changes to check",
         "Pass --staged (pre-commit), --range A..B (pre-push) or --base REF [--head REF] (CI).",
@@ -83,12 +93,12 @@ def run_check(
     location = location or git.locate(cwd)
     root = location.toplevel
     governance.checked_id(plan_id)
-    stage = stage or ("pre-commit" if mode.kind == "staged" else "pre-push")
+    stage = stage or ("pre-commit" if mode.change_set is ChangeSet.STAGED else "pre-push")
     cache.configure(location.cache_dir)
     runs: list[Callable[[], list[Finding]]] = []
     try:
         with contextlib.ExitStack() as stack:
-            if mode.kind == "staged":
+            if mode.change_set is ChangeSet.STAGED:
                 findings, data, head = _check_index(location, plan_id, config_file, stack)
             else:
                 findings, data, head = _check_commits(root, mode, plan_id, config_file, stack)
@@ -98,7 +108,7 @@ def run_check(
     finally:
         cache.configure(None)
         git.discard_started()
-    data = {"stage": stage, "mode": mode.kind, **data}
+    data = {"stage": stage, "mode": mode.change_set.value, **data}
     if head is not None and head.commit is not None and data.get("active", True) and not data.get("adopting"):
         # The reviewer's view of the range (prview.py): never on the pre-commit path. Read
         # before the commands run, as every other fact is (a re-run's verdict is the head's,
@@ -125,7 +135,7 @@ def _view(root: Path, head: Head, plan_id: str | None, findings: Sequence[Findin
     from harness_gate import prview  # noqa: PLC0415  (not on the pre-commit path)
 
     assert head.commit is not None  # noqa: S101  (ranges only)
-    snap = head.snapshot
+    snap = head.artifacts_tree
     here = set(governance.present(snap))
     wanted = sorted(({*head.used, *ranges.plans_brought(head, here)} if plan_id is None else {plan_id}) & here)
     tree = head.tree() if wanted else ""
@@ -147,27 +157,27 @@ def _check_index(
         # A repository's first commit has nothing to trust: it is the commit that adopts
         # harness-gate (its configuration, its hooks), not judged by the rules it brings.
         return [], {"active": False, "adopting": True, "changes": 0, "commits": 0}, None
-    cfg = snapshot.trusted_config(root, config_file, head)
+    cfg = artifacts_tree.trusted_config(root, config_file, head)
     if not gate.active_at(root, head, cfg):
         return [], {"active": False, "changes": 0, "commits": 0}, None
-    snapshot.prefetch_index(root, cfg)  # listed by git while the diff is parsed here
+    artifacts_tree.prefetch_index(root, cfg)  # listed by git while the diff is parsed here
     changes = git.staged_changes(root, head)
     others = git.merge_heads(location)
     if others:
         changes = ranges.merge_own(root, changes, [git.staged_changes(root, o) for o in others], [head, *others], None)
-    new = snapshot.from_index(root, cfg)
+    new = artifacts_tree.from_index(root, cfg)
     anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
     new = trust.vouched(new, anchors, None)
     parents = [head, *others]
 
-    def olds() -> list[snapshot.Snapshot]:
-        return [snapshot.from_commit(root, r, cfg) for r in parents]
+    def olds() -> list[artifacts_tree.ArtifactsTree]:
+        return [artifacts_tree.from_commit(root, r, cfg) for r in parents]
 
     @functools.cache
     def origins() -> Origins:
         # Without a merge, the diff against HEAD says which plans this commit starts.
         plans_added = (
-            None if others else snapshot.plans_in(map(gate.decode, gate.added_plans(changes)), cfg.artifacts_dir)
+            None if others else artifacts_tree.plans_in(map(gate.decode, gate.added_plans(changes)), cfg.artifacts_dir)
         )
         added = None if plans_added is None else frozenset(plans_added)
         return branches.locally(root, cfg, parents, frozenset(governance.present(new)), added=added)
@@ -179,11 +189,11 @@ def _check_index(
     data: dict[str, Any] = {"active": True, "changes": len(changes), "commits": 0}
     code = gate.touches_code(changes, cfg.artifacts_dir)
     used: set[str] = set()
-    state = gate.State(
+    state = gate.Transition(
         "index", None, changes, new, olds, merge=bool(others), first_parent=head, parent=head, load_origins=origins,
         load_selected=lambda: branches.selected(root),
     )  # fmt: skip
-    found = gate.check_state(state, plan_id, used=used)
+    found = gate.check_transition(state, plan_id, used=used)
     return found, data, Head(
         new, lambda: fingerprints.of(root, cfg, None), code, frozenset(used), anchors=anchors, origins=origins,
         fork=fork,
@@ -196,28 +206,30 @@ def _check_commits(
     new_ref = git.resolve(root, mode.new)
     if new_ref is None:
         raise usage(f"{mode.new!r} does not name a commit")
-    if mode.kind == "push-new":
+    if mode.change_set is ChangeSet.PUSH_NEW:
         return _push_new(root, new_ref, mode.old, plan_id, config_file, stack=stack)
     old_ref = git.resolve(root, mode.old) if set(mode.old) != {"0"} else None
     if old_ref is None:
         if git.is_shallow(root):
             raise HarnessGateError("HG905", f"{mode.old!r} is not in this shallow clone")
         remote = os.environ.get("PRE_COMMIT_REMOTE_NAME")
-        if mode.kind == "range" and remote:
+        if mode.change_set is ChangeSet.RANGE and remote:
             # A force-push over a commit never fetched: the remote's branches bound it.
             return _push_new(root, new_ref, remote, plan_id, config_file, stack=stack)
         raise usage(f"{mode.old!r} does not name a commit")
-    if mode.kind == "base" and git.merge_base(root, old_ref, new_ref) is None:
+    if mode.change_set is ChangeSet.BASE and git.merge_base(root, old_ref, new_ref) is None:
         if git.is_shallow(root):
             raise HarnessGateError("HG905", f"no merge base of {mode.old} and {mode.new} in this shallow clone")
         raise usage(f"{mode.old} and {mode.new} share no history; nothing can be compared")
     listing = git.commits(root, new_ref, [old_ref])
-    trusted_cfg = snapshot.trusted_config(root, config_file, old_ref, from_rev=True)
+    trusted_cfg = artifacts_tree.trusted_config(root, config_file, old_ref, from_rev=True)
     states = history.History(root, trusted_cfg, listing, extra=(old_ref, new_ref))
     # A pushed range's old side is the branch's own earlier tip, not where it left its base:
     # the branch's change is measured from the base branch, as its pull request will be.
-    fork_from = (git.default_base(root, trusted_cfg.base_branch) or old_ref) if mode.kind == "range" else old_ref
-    if gate.active(trusted_cfg, states.snapshot(old_ref)):
+    fork_from = (
+        (git.default_base(root, trusted_cfg.base_branch) or old_ref) if mode.change_set is ChangeSet.RANGE else old_ref
+    )
+    if gate.active(trusted_cfg, states.artifacts_tree(old_ref)):
         anchors = stack.enter_context(trust.anchors(root, trusted_cfg, base=old_ref, head=new_ref))
         return ranges.judge(
             root, listing, cfg=trusted_cfg, head_oid=new_ref, plan_id=plan_id, every=True, anchors=anchors,
@@ -225,7 +237,7 @@ def _check_commits(
         )  # fmt: skip
     # The base predates adoption: judge every commit made with the gate on, under the
     # configuration the pushed head carries (there is no older one to trust).
-    cfg = snapshot.trusted_config(root, config_file, new_ref, from_rev=True)
+    cfg = artifacts_tree.trusted_config(root, config_file, new_ref, from_rev=True)
     anchors = stack.enter_context(trust.anchors(root, cfg, base=old_ref, head=new_ref))
     return ranges.judge(
         root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=False, anchors=anchors, base=old_ref,
@@ -244,7 +256,7 @@ def _push_new(
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
     """A push with no usable old tip: every commit the remote's branches do not have."""
     listing = git.commits(root, new_ref, [], not_remote=remote)
-    cfg = snapshot.trusted_config(root, config_file, new_ref, from_rev=True)
+    cfg = artifacts_tree.trusted_config(root, config_file, new_ref, from_rev=True)
     # A repository's first push may carry history from before it adopted harness-gate;
     # a branch pushed to a remote that already has branches (an orphan, say) is judged whole.
     first_push = not git.remote_has_branches(root, remote)

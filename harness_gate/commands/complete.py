@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_gate import fingerprints, freshness, fsutil, git, governance, lifecycle, plans, snapshot, templates
+from harness_gate import artifacts_tree, fingerprints, freshness, fsutil, git, governance, lifecycle, plans, templates
 from harness_gate.errors import Refused
 from harness_gate.report import Report, inactive
 
 
 def complete(cwd: Path, plan_id: str | None, summary: str | None, *, cancel: bool = False) -> Report:
     root = git.toplevel(cwd)
-    snap = snapshot.from_worktree(root)
+    snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return inactive("complete")
     folder, life = governance.plan_for(snap, plan_id)
@@ -39,7 +39,11 @@ def complete(cwd: Path, plan_id: str | None, summary: str | None, *, cancel: boo
 
 
 def _cancel(
-    root: Path, snap: snapshot.Snapshot, folder: plans.PlanFolder, life: lifecycle.Lifecycle, summary: str | None
+    root: Path,
+    snap: artifacts_tree.ArtifactsTree,
+    folder: plans.PlanFolder,
+    life: lifecycle.Lifecycle,
+    summary: str | None,
 ) -> Report:
     """A Completion with outcome `cancelled`: the plan ends without a review; it grants no
     more write authority, and code it authorised still needs its evidence (docs/lifecycle.md)."""

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness_gate import artifacts_tree, branches, fsutil, gate, git, governance, lifecycle, plans
 from harness_gate import boundary as boundary_mod
-from harness_gate import branches, fsutil, gate, git, governance, lifecycle, plans, snapshot
 from harness_gate import report as report_mod
 from harness_gate.report import Report
 
@@ -17,9 +17,9 @@ def run_explain(cwd: Path, paths: Sequence[str], plan_id: str | None) -> Report:
     root = git.toplevel(cwd)
     governance.checked_id(plan_id)
     head = git.head(root)
-    cfg = snapshot.read_config(root, head)
-    new = snapshot.from_index(root, cfg)
-    trusted = snapshot.from_commit(root, head, cfg) if head else new
+    cfg = artifacts_tree.read_config(root, head)
+    new = artifacts_tree.from_index(root, cfg)
+    trusted = artifacts_tree.from_commit(root, head, cfg) if head else new
     if not gate.active(cfg, trusted):
         return report_mod.inactive("explain")
     others: tuple[str, ...] = ()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness_gate import fsutil, git, hooks, snapshot
+from harness_gate import artifacts_tree, fsutil, git, hooks
 from harness_gate.report import Report
 
 GITATTRIBUTES_LINES = (
@@ -31,7 +31,7 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
     if not cfg.exists():
         fsutil.write_atomic(cfg, CONFIG_TEMPLATE.encode())
         lines.append("wrote .harness-gate.toml")
-    snap = snapshot.from_worktree(root)
+    snap = artifacts_tree.from_worktree(root)
     keep = root / snap.artifacts_dir / "plans" / ".gitkeep"
     if not keep.exists():
         fsutil.write_atomic(keep, b"")

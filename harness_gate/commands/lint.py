@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness_gate import cache, formats, git, lifecycle, plans, snapshot
+from harness_gate import artifacts_tree, cache, formats, git, lifecycle, plans
 from harness_gate import report as report_mod
 from harness_gate.errors import usage
 from harness_gate.findings import Finding, finding
@@ -31,7 +31,7 @@ def lint(cwd: Path, files: Sequence[str]) -> Report:
 
 
 def _lint(cwd: Path, root: Path, files: Sequence[str]) -> Report:
-    snap = snapshot.from_worktree(root)
+    snap = artifacts_tree.from_worktree(root)
     if not files:
         if not snap.active:
             return report_mod.inactive("lint")
@@ -76,7 +76,7 @@ def _lint(cwd: Path, root: Path, files: Sequence[str]) -> Report:
     return Report("lint", tuple(found))
 
 
-def _lint_all(snap: snapshot.Snapshot) -> list[Finding]:
+def _lint_all(snap: artifacts_tree.ArtifactsTree) -> list[Finding]:
     found = plans.root_findings(snap)
     for plan_id in plans.plan_ids(snap):
         found.extend(lifecycle.folder_findings(snap, plan_id))
@@ -85,5 +85,5 @@ def _lint_all(snap: snapshot.Snapshot) -> list[Finding]:
     return found
 
 
-def _lint_root(snap: snapshot.Snapshot) -> list[Finding]:
+def _lint_root(snap: artifacts_tree.ArtifactsTree) -> list[Finding]:
     return plans.root_findings(snap)

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness_gate import artifacts_tree, branches, fsutil, git, governance, lifecycle, plans, templates
 from harness_gate import boundary as boundary_mod
-from harness_gate import branches, fsutil, git, governance, lifecycle, plans, snapshot, templates
 from harness_gate import report as report_mod
 from harness_gate.artifacts.parse import parse_artifact
 from harness_gate.errors import HarnessGateError, Refused, usage
@@ -59,7 +59,7 @@ def plan_new(
     _check_id(plan_id)
     if not verify:
         raise usage("at least one --verify 'ID=COMMAND' is required", "Every plan carries its verification commands.")
-    snap = snapshot.from_worktree(root)
+    snap = artifacts_tree.from_worktree(root)
     folder = root / snap.artifacts_dir / "plans" / plan_id
     if folder.exists():
         raise usage(
@@ -110,14 +110,14 @@ def plan_amend(
     """Write the next Plan Amendment: the plan's effective policy with these changes, its
     deltas marked, bound to the plan and the amendment in force, ready for `approve`."""
     root = git.toplevel(cwd)
-    snap = snapshot.from_worktree(root)
+    snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return report_mod.inactive("plan amend")
     folder, life = governance.plan_for(snap, plan_id)
     plan_md = f"{folder.path}/plan.md"
     if life.state in lifecycle.ENDED:
         raise Refused("HG411", plan_md, f"plan `{folder.plan_id}` is {life.state.value}: start a new plan instead")
-    if life.state is lifecycle.State.AWAITING_AMENDMENT:
+    if life.state is lifecycle.PlanState.AWAITING_AMENDMENT:
         raise Refused(
             "HG407", plan_md, "an amendment is waiting for its approval", "Approve it first: harness-gate approve"
         )
@@ -221,7 +221,7 @@ def plan_use(cwd: Path, plan_id: str) -> Report:
     """Pick the plan this branch's local commands and hook use when it has several open."""
     root = git.toplevel(cwd)
     _check_id(plan_id)
-    snap = snapshot.from_worktree(root)
+    snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return report_mod.inactive("plan use")
     governance.require_plan(snap, plan_id, f"there is no plan `{plan_id}` in {snap.artifacts_dir}/plans/")

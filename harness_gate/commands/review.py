@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_gate import fingerprints, freshness, fsutil, git, governance, lifecycle, plans, snapshot, templates
+from harness_gate import artifacts_tree, fingerprints, freshness, fsutil, git, governance, lifecycle, plans, templates
 from harness_gate.errors import Refused
 from harness_gate.report import Report, inactive
 
 
 def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
     root = git.toplevel(cwd)
-    snap = snapshot.from_worktree(root)
+    snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return inactive("review new")
     folder, life = governance.plan_for(snap, plan_id)
-    if life.state is lifecycle.State.CANCELLED:
+    if life.state is lifecycle.PlanState.CANCELLED:
         raise Refused("HG411", f"{folder.path}/plan.md", f"plan `{folder.plan_id}` is cancelled")
     tree = fingerprints.fingerprint_worktree(root, snap.config)
     refs = freshness.require_fresh_evidence(snap, folder, life, tree)
@@ -31,7 +31,7 @@ def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
     )  # fmt: skip
     rel = plans.next_path(folder, "review")
     fsutil.write_atomic(root / rel, text.encode("utf-8"))
-    again = " (a re-review: the plan stays completed)" if life.state is lifecycle.State.COMPLETED else ""
+    again = " (a re-review: the plan stays completed)" if life.state is lifecycle.PlanState.COMPLETED else ""
     return Report("review new", data={"path": rel, "tree": tree}, lines=(
         f"wrote {rel} bound to tree {tree[:12]}, the branch's change and {len(refs)} evidence record(s){again}",
         "next: a reviewer who did not write the change fills in Reviewer identity, Scope Reviewed, Findings and "

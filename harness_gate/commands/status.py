@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_gate import evidence, fingerprints, freshness, git, governance, lifecycle, plans, snapshot, templates
+from harness_gate import artifacts_tree, evidence, fingerprints, freshness, git, governance, lifecycle, plans, templates
 from harness_gate import report as report_mod
 from harness_gate.errors import HarnessGateError, usage
 from harness_gate.findings import Finding, Severity
@@ -16,10 +16,10 @@ from harness_gate.report import Report
 
 def status(cwd: Path, plan_id: str | None) -> Report:
     root = git.toplevel(cwd)
-    snap = snapshot.from_worktree(root)
+    snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return report_mod.inactive("status")
-    found: list[Finding] = snapshot.ignored_config(root)
+    found: list[Finding] = artifacts_tree.ignored_config(root)
     try:
         plan_id = governance.plan_id_for(snap, plan_id)
     except HarnessGateError as exc:
@@ -44,7 +44,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         tree = fingerprints.fingerprint_worktree(root, snap.config)
         fresh, problems = freshness.state_freshness(snap, folder, life, tree)
         found.extend(problems)
-        if life.state not in lifecycle.ENDED - {lifecycle.State.COMPLETED}:
+        if life.state not in lifecycle.ENDED - {lifecycle.PlanState.COMPLETED}:
             untracked = fingerprints.untracked_warning(root, snap.config, f"{folder.path}/evidence.jsonl")
             found.extend(untracked)
     next_step = _next_step(
@@ -98,7 +98,7 @@ def status_view(cwd: Path, plan_id: str | None, base: str | None) -> Report:
 
     if base is not None:
         judged = check.run_check(
-            cwd, stage="ci", mode=check.Mode("base", base, "HEAD"), plan_id=plan_id, config_file=None
+            cwd, stage="ci", mode=check.Mode(check.ChangeSet.BASE, base, "HEAD"), plan_id=plan_id, config_file=None
         )
         found = tuple(dataclasses.replace(f, severity=Severity.WARNING) for f in judged.findings)
         data = {**judged.data, "check_result": judged.result}
@@ -107,8 +107,8 @@ def status_view(cwd: Path, plan_id: str | None, base: str | None) -> Report:
     head = git.head(root)
     if head is None:
         raise usage("there is no commit yet: the view is of the HEAD commit", "Commit the plan first.")
-    cfg = snapshot.read_config(root, head)
-    snap = snapshot.from_commit(root, head, cfg)
+    cfg = artifacts_tree.read_config(root, head)
+    snap = artifacts_tree.from_commit(root, head, cfg)
     if not snap.active:
         return report_mod.inactive("status")
     try:
@@ -132,7 +132,7 @@ def status_view(cwd: Path, plan_id: str | None, base: str | None) -> Report:
 
 
 def _next_step(
-    snap: snapshot.Snapshot,
+    snap: artifacts_tree.ArtifactsTree,
     folder: plans.PlanFolder,
     life: lifecycle.Lifecycle,
     fresh: Sequence[evidence.Freshness],
@@ -149,31 +149,31 @@ def _next_step(
         )
     state = life.state
     plan_files = {f"{folder.path}/plan.md", f"{folder.path}/approvals.jsonl"}
-    if state is lifecycle.State.EXECUTING and plan_files & set(uncommitted):
+    if state is lifecycle.PlanState.EXECUTING and plan_files & set(uncommitted):
         return (
             f"commit the plan and its approval: git add {snap.artifacts_dir} && git commit -m 'Plan: {folder.plan_id}'"
         )
     stale = [f for f in fresh if not f.fresh]
-    if untracked and stale and state not in lifecycle.ENDED - {lifecycle.State.COMPLETED}:
+    if untracked and stale and state not in lifecycle.ENDED - {lifecycle.PlanState.COMPLETED}:
         # verify would record them as part of the tree, and a commit leaves them out (HG310).
         return "commit, remove or ignore the untracked files HG310 names; then harness-gate verify"
-    if state is lifecycle.State.COMPLETED and stale:
+    if state is lifecycle.PlanState.COMPLETED and stale:
         # An update from the base (or any later change) left the completed plan's code unverified.
         return "harness-gate verify, then commit its evidence: the tree changed since the plan completed"
-    if state is lifecycle.State.EXECUTING and fresh and not stale:
+    if state is lifecycle.PlanState.EXECUTING and fresh and not stale:
         return "ask for a review by someone who did not write the change: harness-gate review new"
-    if state is lifecycle.State.EXECUTING and any(f.reason == "tree-moved" for f in stale):
+    if state is lifecycle.PlanState.EXECUTING and any(f.reason == "tree-moved" for f in stale):
         # Verified once, changed since: more work, or a file that joined the tree.
         return "the work tree changed since verify: finish the work, commit it, then harness-gate verify again"
-    if state is lifecycle.State.EXECUTING:
+    if state is lifecycle.PlanState.EXECUTING:
         return "do the work inside the write boundary and commit it; then harness-gate verify"
-    if state is lifecycle.State.REVIEWING and stale:
+    if state is lifecycle.PlanState.REVIEWING and stale:
         # complete needs fresh evidence and a passing review of exactly this tree.
         return "the tree changed since the review: harness-gate verify, then harness-gate review new"
     return life.next_step
 
 
-def _unfilled_review(snap: snapshot.Snapshot, folder: plans.PlanFolder) -> str | None:
+def _unfilled_review(snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder) -> str | None:
     """The newest review still holding a placeholder `review new` wrote (verdict, identity), if any."""
     latest = folder.entries[-1] if folder.entries else None
     if latest is None or latest.slug != "review" or latest.artifact is not None:

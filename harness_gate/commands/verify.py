@@ -6,7 +6,7 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness_gate import evidence, fingerprints, freshness, git, governance, plans, recording, snapshot
+from harness_gate import artifacts_tree, evidence, fingerprints, freshness, git, governance, plans, recording
 from harness_gate.errors import usage
 from harness_gate.findings import Finding
 from harness_gate.report import Report, inactive
@@ -14,7 +14,7 @@ from harness_gate.report import Report, inactive
 
 def fingerprint(cwd: Path, source: str) -> Report:
     root = git.toplevel(cwd)
-    snap = snapshot.from_worktree(root)
+    snap = artifacts_tree.from_worktree(root)
     cfg = snap.config
     if source == "worktree":
         tree = fingerprints.fingerprint_worktree(root, cfg)
@@ -34,7 +34,7 @@ def _log(root: Path, folder: plans.PlanFolder) -> Path:
 
 def verify(cwd: Path, plan_id: str | None, only: Sequence[str]) -> Report:
     root = git.toplevel(cwd)
-    snap = snapshot.from_worktree(root)
+    snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return inactive("verify")
     folder, life = governance.plan_for(snap, plan_id)
@@ -73,7 +73,7 @@ def record(cwd: Path, plan_id: str | None, command_id: str, argv: Sequence[str],
     if not argv:
         raise usage("give the command after `--`: harness-gate record -- CMD ARGS...")
     root = git.toplevel(cwd)
-    snap = snapshot.from_worktree(root)
+    snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return inactive("record")
     folder, life = governance.plan_for(snap, plan_id)

@@ -27,7 +27,7 @@ from harness_gate.findings import Finding, finding
 
 
 @dataclass(frozen=True)
-class Entry:
+class RegisteredFormat:
     module: str
     # Default patterns (boundary dialect) that find the format's files. They live here,
     # not in the module, so that matching a change never imports a format's code.
@@ -35,15 +35,15 @@ class Entry:
 
 
 # name -> entry, in the order docs/formats.md lists them. The names are the config keys (`[formats.<name>]`).
-REGISTRY: Mapping[str, Entry] = {
+REGISTRY: Mapping[str, RegisteredFormat] = {
     # tasks: harness-tasks.json, harness-progress.txt, and the task file's .bak/.tmp leftovers
-    "tasks": Entry(
+    "tasks": RegisteredFormat(
         "harness_gate.formats.tasks",
         ("**/harness-tasks.json", "**/harness-progress.txt", "**/harness-tasks.json.bak", "**/harness-tasks.json.tmp"),
     ),
     # runtime: evidence events (~/.codex/harness/evidence), agent-team plans and requirements
     # artifacts (named after the runtime's validators), the state log's checkpoints (docs/harness-state.md)
-    "runtime": Entry(
+    "runtime": RegisteredFormat(
         "harness_gate.formats.runtime",
         (
             "**/.codex/harness/evidence/**/*.jsonl",
@@ -56,7 +56,7 @@ REGISTRY: Mapping[str, Entry] = {
     ),
     # loop: the planner/generator/evaluator loop's `.harness/` state - only the files it
     # writes by name (other tools keep a `.harness/` directory too, e.g. Harness CI pipelines)
-    "loop": Entry(
+    "loop": RegisteredFormat(
         "harness_gate.formats.loop",
         (
             "**/.harness/state.json",
@@ -68,7 +68,7 @@ REGISTRY: Mapping[str, Entry] = {
     ),
     # harness2: Harness² trees: the adopted tree, the library's lessons, and run state
     # (which must not be committed) under the plugin's data directory `.dsh-harness2/`
-    "harness2": Entry(
+    "harness2": RegisteredFormat(
         "harness_gate.formats.harness2",
         ("**/.dsh-harness2/harness/**", "**/.dsh-harness2/library/**/EXPERIENCE.md", "**/.dsh-harness2/runs/**"),
     ),
@@ -153,7 +153,6 @@ class Context:
 @dataclass(frozen=True)
 class Format:
     name: str  # the config key
-    seed: str  # "001" ...
     title: str
     # One file's own validity, given every file of its state (cross-file checks).
     lint: Callable[[str, bytes, Context], list[Finding]]

@@ -1,4 +1,4 @@
-"""Seed 004: Harness² trees (docs/formats/harness2.md).
+"""The `harness2` format: Harness² trees (docs/formats/harness2.md).
 
 A Harness² tree keeps the eight components of a harness as files (docs/formats/harness2.md):
 
@@ -85,7 +85,7 @@ def _decode(path: str, data: bytes) -> tuple[str | None, list[Finding]]:
 
 
 def _cap(path: str, text: str) -> list[Finding]:
-    """Seed §5: "The four always-on files are capped (default 12,000 characters)"."""
+    """§5 of its specification: "The four always-on files are capped (default 12,000 characters)"."""
     if len(text) <= CAP:
         return []
     line = text.count("\n", 0, CAP) + 1  # where character 12,001 falls
@@ -94,7 +94,7 @@ def _cap(path: str, text: str) -> list[Finding]:
 
 
 def _braces(path: str, text: str) -> list[Finding]:
-    """Seed §5: "Template braces are rejected because DSH interpolates prompt variables
+    """§5 of its specification: "Template braces are rejected because DSH interpolates prompt variables
     strictly" — a stray `{` or `}` in prompt text breaks a strict interpolator."""
     found: list[Finding] = []
     for n, line in enumerate(text.split("\n"), start=1):
@@ -117,7 +117,7 @@ def _script_dirs(r: Role) -> tuple[str, ...]:
 
 
 def _missing_scripts(path: str, text: str, r: Role, ctx: Context, only: str | None = None) -> Iterator[Finding]:
-    """Seed §5: "Referenced scripts must exist in the same tree" (`only`: that one reference)."""
+    """§5 of its specification: "Referenced scripts must exist in the same tree" (`only`: that one reference)."""
     for n, line in enumerate(text.split("\n"), start=1):
         for ref in dict.fromkeys(_SCRIPT_REF.findall(line)):
             if only is not None and ref != only:
@@ -128,7 +128,7 @@ def _missing_scripts(path: str, text: str, r: Role, ctx: Context, only: str | No
 
 
 def _named(name: str, root: str, ctx: Context) -> bool:
-    """Seed §5: "A skill's literal name must appear in system.md or guardrails.md"."""
+    """§5 of its specification: "A skill's literal name must appear in system.md or guardrails.md"."""
     needle = name.encode("utf-8", "surrogateescape")  # a non-UTF-8 directory name arrives surrogate-escaped
     return any(needle in (ctx.files.read(root + f) or b"") for f in NAMING)
 
@@ -161,7 +161,7 @@ def _lesson_sections(lines: list[str]) -> list[tuple[int, list[tuple[int, str]]]
 
 
 def _lesson(path: str, heading: int, body: list[tuple[int, str]]) -> Iterator[Finding]:
-    """Seed §4: a lesson is "a cue ..., a lesson naming the component and the operation,
+    """§4 of its specification: a lesson is "a cue ..., a lesson naming the component and the operation,
     the evidence, and a confidence"."""
     seen: set[str] = set()
     for n, line in body:
@@ -185,7 +185,7 @@ def _lessons(path: str, text: str) -> list[Finding]:
     def each() -> Iterator[Finding]:
         for i, (heading, body) in enumerate(sections):
             if i > 0:
-                # Seed §4: reflection writes "at most one transferable lesson".
+                # §4 of its specification: reflection writes "at most one transferable lesson".
                 yield finding("HG665", path, f"lesson {i + 1} of {len(sections)} in one reflection", line=heading)
             yield from _lesson(path, heading, body)
 
@@ -195,7 +195,7 @@ def _lessons(path: str, text: str) -> list[Finding]:
 def lint(path: str, data: bytes, ctx: Context) -> list[Finding]:
     r = role(path)
     if r.kind == "run":
-        # Seed §7: runs, rollouts and workspace copies "are ignored by the data
+        # §7 of its specification: runs, rollouts and workspace copies "are ignored by the data
         # directory's .gitignore"; only "the adopted harness and library" are committed.
         return [finding("HG667", path, "run state under .dsh-harness2/runs/ is not committed")]
     if r.kind in ("script", "other"):
@@ -266,4 +266,4 @@ def status(path: str, data: bytes, ctx: Context) -> list[str]:
     return []
 
 
-FORMAT = Format("harness2", "004", "Harness² tree", lint, gate, status)
+FORMAT = Format("harness2", "Harness² tree", lint, gate, status)

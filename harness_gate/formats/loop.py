@@ -1,14 +1,14 @@
-"""Seed 003: the planner -> generator -> evaluator loop and its `.harness/` state.
+"""The `loop` format: the planner -> generator -> evaluator loop and its `.harness/` state.
 
 The original harness's orchestrator is "a file shuffler with a strict state machine"; its files are
-the whole contract between the three subagents. This module checks the shapes the seed
-writes (`state.json`, the spec's frontmatter, `verdict.json`, iteration directories,
-`run.log`, `brief.md`) and the moves it forbids: a run marked `passed` without a passing
+the whole contract between the three subagents. This module checks the shapes its
+specification writes (`state.json`, the spec's frontmatter, `verdict.json`, iteration
+directories, `run.log`, `brief.md`) and the moves it forbids: a run marked `passed` without a passing
 verdict in its latest iteration, a finished run reopened, the frozen spec edited.
-Every rule cites its seed passage in docs/formats/loop.md.
+Every rule cites the passage of its specification in docs/formats/loop.md.
 
-A `.harness/` directory may sit anywhere (the seed creates it in the orchestrator's
-cwd); the files of one run are found relative to it.
+A `.harness/` directory may sit anywhere (its specification creates it in the
+orchestrator's cwd); the files of one run are found relative to it.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class Where:
 def where(path: str) -> Where | None:
     m = _PATH.match(path)
     if m is None:
-        return None  # a file a custom `paths` pattern found, but not one the seed names
+        return None  # a file a custom `paths` pattern found, but not one its specification names
     return Where(m["root"], m["rest"], m["dir"])
 
 
@@ -218,7 +218,7 @@ def _frontmatter(path: str, lines: list[str]) -> tuple[Frontmatter | None, list[
             return Frontmatter(fields, i), []
         m = _FRONT_KEY.match(line)
         if m is None:
-            continue  # nested values, comments, blank lines: not the fields the seed reads
+            continue  # nested values, comments, blank lines: not the fields its specification reads
         if m[1] in fields:
             # A line editor and a YAML reader would disagree on which one counts.
             msg = f"frontmatter key `{m[1]}` repeats line {fields[m[1]][1]}"
@@ -263,7 +263,7 @@ def lint_iteration_file(path: str, data: bytes, at: Where) -> list[Finding]:
         msg = f"iteration directory `{shown}` is not two digits 01-99 (Phase 3: zero-padded to width 2)"
         return [finding("HG649", path, msg)]
     if not at.rest.endswith("/verdict.json"):
-        return []  # feedback.md is for the generator; the seed gives it no format
+        return []  # feedback.md is for the generator; its specification gives it no format
     obj, text, bad = _json(path, data, "HG650")
     if obj is None:
         return bad
@@ -282,7 +282,7 @@ def lint_brief(path: str, data: bytes) -> list[Finding]:
 
 
 def lint_log(path: str, data: bytes) -> list[Finding]:
-    # Every run.log entry the seed appends is "<timestamp> ...", the timestamp from
+    # Every run.log entry its specification appends is "<timestamp> ...", the timestamp from
     # `date -u +%Y-%m-%dT%H:%M:%SZ`.
     out: list[Finding] = []
     lines = data.split(b"\n")
@@ -420,4 +420,4 @@ def status(path: str, data: bytes, ctx: Context) -> list[str]:
     ]
 
 
-FORMAT = Format("loop", "003", "planner/generator/evaluator loop", lint, gate, status)
+FORMAT = Format("loop", "planner/generator/evaluator loop", lint, gate, status)

@@ -1,4 +1,4 @@
-"""Seed 002: the MyCodexEnv harness runtime (docs/formats/runtime.md).
+"""The `runtime` format: the MyCodexEnv harness runtime (docs/formats/runtime.md).
 
 Four kinds of file, told apart by name so that `[formats.runtime] paths` may move them:
 
@@ -143,7 +143,7 @@ def _event_findings(path: str, n: int, event: dict[str, Any]) -> list[Finding]:
 
 
 def _receipt(path: str, n: int, event: dict[str, Any]) -> list[Finding]:
-    """Seed: "appends one local `agent_team_validated` decision receipt on success, with
+    """Its specification: "appends one local `agent_team_validated` decision receipt on success, with
     `metadata.plan_sha256`, `agent_count`, `worker_count`, and `repo_root`"."""
     meta = event.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
@@ -329,7 +329,7 @@ def _text(value: object) -> str | None:
 
 
 def _agent(path: str, agent: dict[str, Any], node: Node, ids: set[str]) -> list[Finding]:
-    """Seed: "every agent requires `id`, `role`, `scope`, `write_set`, and `verification_command`"."""
+    """Its specification: "every agent requires `id`, `role`, `scope`, `write_set`, and `verification_command`"."""
     out = []
     agent_id = _text(agent.get("id"))
     missing = [k for k in ("id", "scope", "verification_command") if _text(agent.get(k)) is None]
@@ -354,7 +354,7 @@ def _agent(path: str, agent: dict[str, Any], node: Node, ids: set[str]) -> list[
 
 
 def _write_set(path: str, agent: dict[str, Any], node: Node, name: str) -> list[Finding]:
-    """Seed: "empty paths, `..` traversal, and absolute paths outside the repo fail"."""
+    """Its specification: "empty paths, `..` traversal, and absolute paths outside the repo fail"."""
     entries = agent.get("write_set")
     if not isinstance(entries, list):
         return []
@@ -404,7 +404,7 @@ def _covers(parent: str, child: str) -> bool:
 
 
 def _overlaps(path: str, workers: list[tuple[str, str, int]]) -> list[Finding]:
-    """Seed: "worker write sets are normalized to repo-relative paths and must be disjoint";
+    """Its specification: "worker write sets are normalized to repo-relative paths and must be disjoint";
     "worker write sets must not overlap protected integrator state surfaces"."""
     out = []
     for i, (agent, where, line) in enumerate(workers):
@@ -458,7 +458,7 @@ def _demand(path: str, agent: dict[str, Any], node: Node, name: str) -> list[Fin
 
 
 def _demand_shape(demand: object, gate: object) -> list[str]:
-    """Seed: "`task_demand`: `level` (`low`, `medium`, or `high`), `L`, `H_tool`, `S_state`, and
+    """Its specification: "`task_demand`: `level` (`low`, `medium`, or `high`), `L`, `H_tool`, `S_state`, and
     `N_obs`"; "`green_gate`: `gate_scope` (`worker` or `integrator`), `command`, and `rationale`"."""
     if not isinstance(demand, dict) or not isinstance(gate, dict):
         return ["task_demand and green_gate must both be objects"]
@@ -556,7 +556,7 @@ def _fields(body: list[tuple[int, str]]) -> dict[str, Field]:
 
 
 def lint_requirements(path: str, data: bytes) -> list[Finding]:
-    """Seed: "Validated requirements artifacts must include `## Task Demand (D_task)`. The
+    """Its specification: "Validated requirements artifacts must include `## Task Demand (D_task)`. The
     validator requires `estimated_level` to be exactly `low`, `medium`, or `high`, and
     requires non-empty `L`, `H_tool`, `S_state`, and `N_obs` fields"."""
     lines = _md_lines(data)
@@ -614,7 +614,7 @@ def _items(f: Field | None) -> dict[str, str]:
 
 
 def _checkpoint(path: str, heading: int, fields: dict[str, Field]) -> list[Finding]:
-    """Seed: "A checkpoint must record: phase; files or surfaces changed; validation evidence;
+    """Its specification: "A checkpoint must record: phase; files or surfaces changed; validation evidence;
     blockers; next safe task; whether a git commit exists." """
     wrong: list[str] = []
     phase = fields.get("phase")
@@ -643,7 +643,7 @@ def _checkpoint(path: str, heading: int, fields: dict[str, Field]) -> list[Findi
 
 
 def _unverified(path: str, heading: int, fields: dict[str, Field]) -> list[Finding]:
-    """Seed: "`--allow-unverified` is only valid for `handoff` checkpoints with an explicit blocker"."""
+    """Its specification: "`--allow-unverified` is only valid for `handoff` checkpoints with an explicit blocker"."""
     phase = fields.get("phase")
     blockers = [b for b in (fields["blockers"].sub if "blockers" in fields else ()) if b not in ("- none", "-")]
     if phase is not None and phase.value == "handoff" and blockers:
@@ -688,4 +688,4 @@ def status(path: str, data: bytes, ctx: Context) -> list[str]:
     return [f"events: {sum(counts.values())} ({kinds})", f"malformed_count: {malformed}"]
 
 
-FORMAT = Format("runtime", "002", "agent runtime", lint, gate, status)
+FORMAT = Format("runtime", "agent runtime", lint, gate, status)

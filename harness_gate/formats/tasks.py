@@ -1,8 +1,8 @@
-"""Seed 001: the long-running task harness (`harness-tasks.json`, `harness-progress.txt`).
+"""The `tasks` format: the long-running task harness (`harness-tasks.json`, `harness-progress.txt`).
 
-What the seed forbids, checked in git (docs/formats/tasks.md names the seed passage of
-every rule): a task file that breaks version 2's shape, dependency cycles and unknown
-dependencies, a task `completed` without a validation command or `completed_at`, or
+What the format's specification forbids, checked in git (docs/formats/tasks.md names the
+passage of its specification for every rule): a task file that breaks version 2's shape,
+dependency cycles and unknown dependencies, a task `completed` without a validation command or `completed_at`, or
 before its dependencies; a progress log whose lines are not the one-line grep-able
 entries, or that was rewritten instead of appended to; `.bak`/`.tmp` leftovers
 committed. In the gate, a task moved to `completed` needs fresh PASS evidence
@@ -342,8 +342,8 @@ def _kind(path: str) -> str:
 def lint(path: str, data: bytes, ctx: Context) -> list[Finding]:
     kind = _kind(path)
     if kind == "leftover":
-        # The seed writes these beside the task file on every change (backup, then an
-        # atomic rename); a committed copy is a stale task state anyone may "restore".
+        # Its specification writes these beside the task file on every change (backup, then
+        # an atomic rename); a committed copy is a stale task state anyone may "restore".
         return [finding("HG617", path, "a backup or half-written copy of the task file is committed")]
     found = _lint_tasks(path, data) if kind == "tasks" else _lint_progress(path, data)
     return found[:MAX_FINDINGS]
@@ -352,9 +352,9 @@ def lint(path: str, data: bytes, ctx: Context) -> list[Finding]:
 def evidence_commands(command: str) -> list[str]:
     """The `harness-gate record` spellings that prove a validation command.
 
-    `record` runs its argv without a shell and stores `shlex.join(argv)`. The seed's
-    command is shell text, so `sh -c COMMAND` always proves it. The command itself also
-    does when it is exactly `shlex.join` of its own words: shlex.join quotes every shell
+    `record` runs its argv without a shell and stores `shlex.join(argv)`. The
+    specification's command is shell text, so `sh -c COMMAND` always proves it. The command
+    itself also does when it is exactly `shlex.join` of its own words: shlex.join quotes every shell
     metacharacter, so such a string has no pipes, variables or globs and means the same
     run by a shell or not. (A leading `NAME=value` word is a shell assignment, which an
     argv run would not make: only `sh -c` proves that.)"""
@@ -504,4 +504,4 @@ def status(path: str, data: bytes, ctx: Context) -> list[str]:
     return lines + _tail(ctx, folder + PROGRESS)
 
 
-FORMAT = Format("tasks", "001", "long-running task harness", lint, gate, status)
+FORMAT = Format("tasks", "long-running task harness", lint, gate, status)

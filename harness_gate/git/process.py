@@ -6,7 +6,7 @@ Every git process is built by `_popen` (hardening flags, the hardened environmen
 imports subprocess for git.
 
 The prefetch contract. Who starts: only a check (the console script's staged check before
-its imports, `snapshot.prefetch`; `check.run_check`), through the `prefetch_*` functions of
+its imports, `artifacts_tree.prefetch`; `check.run_check`), through the `prefetch_*` functions of
 the git modules, each of which starts exactly the command its matching read runs (`start`
 underneath), ahead of knowing whether the answer will be read. Every caller that may start
 something calls `discard_started` in a `finally` (check, the console script, the agent hook).

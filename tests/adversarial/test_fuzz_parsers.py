@@ -405,7 +405,7 @@ def _canonical_body(kind: KindSpec, spec: SectionSpec, value: Any) -> str:
     if c is Content.JSON:
         return templates.json_block({spec.key: value})
     if c is Content.GATE:
-        return kind.gate
+        return kind.gate_line
     if c is Content.CHOICES:
         return "\n".join(f"- {choice}" for choice in CHOICES)
     assert c in (Content.BOUNDARY, Content.COMMANDS, Content.PATHS)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_gate import history, snapshot
+from harness_gate import artifacts_tree, history
 from tests.helpers import Repo, pass_review
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
@@ -194,8 +194,10 @@ def test_signed_range_is_judged_as_with_per_commit_reads(
     derived = findings(repo, *args)
     assert ("HG217", "harness/plans/p2/approvals.jsonl") in derived
     assert ("HG217", f"{FOLDER}/approvals.jsonl") not in derived
-    monkeypatch.setattr(history.History, "snapshot", lambda self, oid: snapshot.from_commit(self.root, oid, self.cfg))
-    monkeypatch.setattr(history.History, "config", lambda self, oid: snapshot.read_config(self.root, oid))
+    monkeypatch.setattr(
+        history.History, "artifacts_tree", lambda self, oid: artifacts_tree.from_commit(self.root, oid, self.cfg)
+    )
+    monkeypatch.setattr(history.History, "config", lambda self, oid: artifacts_tree.read_config(self.root, oid))
     monkeypatch.setattr(history.History, "shares_parent_state", lambda self, commit: False)
     assert findings(repo, *args) == derived
 

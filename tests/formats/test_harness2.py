@@ -1,4 +1,4 @@
-"""Seed 004, Harness² trees: the corpus through the real CLI, and the gate in a real repository.
+"""The `harness2` format, Harness² trees: the corpus through the real CLI, and the gate in a real repository.
 
 tests/corpus/formats/harness2/ (README.md there) mirrors the plugin's data directory
 `.dsh-harness2/`: each case is installed under `.dsh-harness2/` of a fresh git repository
@@ -109,7 +109,7 @@ def test_negative(repo: Repo, case: Path) -> None:
 
 
 def test_positive_tree_is_whole() -> None:
-    """The full positive case exercises every component of the seed's table."""
+    """The full positive case exercises every component of its specification's table."""
     files = {p.relative_to(CORPUS / "positive" / "full").as_posix() for p in (CORPUS / "positive" / "full").rglob("*")}
     kinds = {harness2.role(f"{DATA}/{f}").kind for f in files}
     assert {"always-on", "skill", "sub-agent", "script", "plugin", "lesson"} <= kinds
@@ -224,7 +224,7 @@ def _tree(repo: Repo, **extra: str) -> None:
 
 
 def test_gate_blocks_an_always_on_file_over_its_cap_and_an_unnamed_skill(repo: Repo) -> None:
-    """The seed's two headline rules, staged in a real repository, with exact codes."""
+    """The two headline rules of its specification, staged in a real repository, with exact codes."""
     _adopted(repo)
     _tree(repo, **{"memory.md": "m" * 12_001, "skills/summarize/SKILL.md": "# Summarize\n"})
     repo.git("add", "-A")

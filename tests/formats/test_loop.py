@@ -1,4 +1,4 @@
-"""Seed 003, the planner/generator/evaluator loop: the corpus through the real CLI, and the gate.
+"""The `loop` format, the planner/generator/evaluator loop: the corpus through the real CLI, and the gate.
 
 tests/corpus/formats/loop/ holds the contents of a `.harness/` directory (never a
 directory named `.harness` itself, which this repository's own gate would judge):
@@ -247,7 +247,7 @@ def test_one_finding_when_state_and_verdict_change_together(gated: Repo) -> None
 
 
 def test_repositories_without_the_loop_are_untouched(gated: Repo) -> None:
-    """Only the file names the seed writes are found: another tool's `.harness/` is not."""
+    """Only the file names its specification writes are found: another tool's `.harness/` is not."""
     gated.write(".harness/pipeline.yaml", "pipeline: {}\n")
     gated.write(".harness/state.yaml", "x: [\n")
     assert _staged(gated) == (0, [])

@@ -1,4 +1,4 @@
-"""Seed 002, the agent runtime: the corpus through the real CLI, and the gate in a real repository.
+"""The `runtime` format, the agent runtime: the corpus through the real CLI, and the gate in a real repository.
 
 tests/corpus/formats/runtime/positive/  valid files; `gate-*/` holds before.jsonl and after.jsonl,
                                         a committed log and its allowed successor

@@ -1,4 +1,4 @@
-"""Seed 001 (the long-running task harness): the corpus through the real CLI, and the
+"""The `tasks` format (the long-running task harness): the corpus through the real CLI, and the
 gate in real repositories, with real `harness-gate record` evidence for completions."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ BLOCK = [f"HG6{n:02d}" for n in range(1, 20)]  # HG601-HG619
 AS = {".json": "harness-tasks.json", ".txt": "harness-progress.txt", ".bak": "harness-tasks.json.bak"}
 AS[".tmp"] = "harness-tasks.json.tmp"
 NEGATIVE = re.compile(r"^(HG6[0-9]{2})-(0|[1-9][0-9]*)-[a-z0-9][a-z0-9-]*(\.[a-z]+)?$")
-POSITIVE = re.compile(r"^(HG6[0-9]{2}|seed)-[a-z0-9][a-z0-9-]*(\.[a-z]+)?$")
+POSITIVE = re.compile(r"^(HG6[0-9]{2}|spec)-[a-z0-9][a-z0-9-]*(\.[a-z]+)?$")
 FILES = ["harness-tasks.json", "harness-progress.txt", "harness-tasks.json.bak", "harness-tasks.json.tmp"]
 PY = sys.executable
 
@@ -305,13 +305,13 @@ def test_a_completed_task_cannot_be_repurposed(repo: Repo) -> None:
 # -- status ---------------------------------------------------------------------------------
 
 
-def test_status_shows_the_seed_counts(repo: Repo) -> None:
-    doc = json.loads((CORPUS / "positive" / "seed-example.json").read_text())
+def test_status_shows_the_spec_example_counts(repo: Repo) -> None:
+    doc = json.loads((CORPUS / "positive" / "spec-example.json").read_text())
     doc["tasks"][1]["attempts"] = 3  # task-002 failed for good: task-003 and task-004 blocked
     doc["tasks"][2]["depends_on"] = ["task-002"]
     doc["tasks"].append({**doc["tasks"][2], "id": "task-004", "depends_on": ["task-003"], "title": "D"})
     repo.write("ops/harness-tasks.json", json.dumps(doc, indent=2) + "\n")
-    shutil.copyfile(CORPUS / "positive" / "seed-example.txt", repo.path / "ops" / "harness-progress.txt")
+    shutil.copyfile(CORPUS / "positive" / "spec-example.txt", repo.path / "ops" / "harness-progress.txt")
     res = repo.cli("formats", "status", "ops/harness-tasks.json", "--format", "json")
     assert res.exit_code == 0, res.output
     [row] = json.loads(res.output)["data"]["files"]

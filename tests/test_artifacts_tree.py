@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_gate import cache, snapshot
+from harness_gate import artifacts_tree, cache
 from harness_gate.errors import GitError
 from tests.helpers import Repo
 
@@ -20,9 +20,9 @@ def test_index_and_commit_views_differ_from_the_work_tree(repo: Repo) -> None:
     repo.write("harness/plans/p1/plan.md", "# Plan\nedited\n")
     repo.write("harness/README.md", "staged\n")
     repo.git("add", "harness/README.md")
-    work = snapshot.from_worktree(repo.path)
-    index = snapshot.from_index(repo.path)
-    head = snapshot.from_commit(repo.path, "HEAD")
+    work = artifacts_tree.from_worktree(repo.path)
+    index = artifacts_tree.from_index(repo.path)
+    head = artifacts_tree.from_commit(repo.path, "HEAD")
     assert work.files["harness/plans/p1/plan.md"] == b"# Plan\nedited\n"
     assert index.files["harness/plans/p1/plan.md"].startswith(b"# Plan\n\n## Objective")
     assert index.files["harness/README.md"] == b"staged\n"
@@ -35,9 +35,9 @@ def test_index_view_honours_git_index_file(repo: Repo, monkeypatch: pytest.Monke
     repo.git("add", "-A")
     alt = repo.path / ".git" / "alt-index"
     monkeypatch.setenv("GIT_INDEX_FILE", str(alt))
-    assert snapshot.from_index(repo.path).files == {}
+    assert artifacts_tree.from_index(repo.path).files == {}
     monkeypatch.delenv("GIT_INDEX_FILE")
-    assert "harness/plans/p1/plan.md" in snapshot.from_index(repo.path).files
+    assert "harness/plans/p1/plan.md" in artifacts_tree.from_index(repo.path).files
 
 
 def test_config_is_read_from_the_same_state(repo: Repo) -> None:
@@ -45,21 +45,21 @@ def test_config_is_read_from_the_same_state(repo: Repo) -> None:
     repo.git("add", "-A")
     repo.git("commit", "-qm", "cfg")
     repo.write(".harness-gate.toml", "artifacts_dir = 'other'\n")
-    assert snapshot.from_commit(repo.path, "HEAD").artifacts_dir == "gate"
-    assert snapshot.from_worktree(repo.path).artifacts_dir == "other"
+    assert artifacts_tree.from_commit(repo.path, "HEAD").artifacts_dir == "gate"
+    assert artifacts_tree.from_worktree(repo.path).artifacts_dir == "other"
 
 
 def test_symlinks_and_submodules_in_the_index_are_findings(repo: Repo) -> None:
     repo.new_plan()
     (repo.path / "harness/link").symlink_to("plans")
     repo.git("add", "-A")
-    snap = snapshot.from_index(repo.path)
+    snap = artifacts_tree.from_index(repo.path)
     assert [(f.code, f.path) for f in snap.findings] == [("HG516", "harness/link")]
 
 
 def test_unknown_revision_is_a_git_error(repo: Repo) -> None:
     with pytest.raises(GitError):
-        snapshot.from_commit(repo.path, "no-such-rev")
+        artifacts_tree.from_commit(repo.path, "no-such-rev")
 
 
 def test_the_rules_fingerprint_reads_the_files_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

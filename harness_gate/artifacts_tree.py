@@ -129,7 +129,10 @@ _ENDS = re.compile(r"/[0-9]{3}-completion\.md\Z")
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class ArtifactsTree:
+    """The artifacts root's files, the configuration and their findings, as one state (the
+    work tree, the index or a commit) holds them."""
+
     label: str  # "work tree", "index" or "commit <oid>"
     root: Path
     config: config_mod.Config
@@ -205,7 +208,7 @@ def config_of(read: Mapping[str, bytes]) -> config_mod.Config:
     return cfg if cfg is not None else config_mod.parse(own, pyproject)
 
 
-def from_worktree(root: Path) -> Snapshot:
+def from_worktree(root: Path) -> ArtifactsTree:
     cfg = config_of({p: (root / p).read_bytes() for p in CONFIG_PATHS if (root / p).is_file()})
     base = root / cfg.artifacts_dir
     files: dict[str, bytes] = {}
@@ -226,7 +229,7 @@ def from_worktree(root: Path) -> Snapshot:
                     files[rel] = entry
     elif base.is_symlink():
         problems.append(finding("HG516", cfg.artifacts_dir, "the artifacts root must not be a symbolic link"))
-    return Snapshot("work tree", root, cfg, files, tuple(problems), logs, _root_exists=base.exists())
+    return ArtifactsTree("work tree", root, cfg, files, tuple(problems), logs, _root_exists=base.exists())
 
 
 def worktree_file(root: Path, rel: str, cfg: config_mod.Config, *, read: bool = True) -> bytes | Finding | None:
@@ -277,7 +280,7 @@ class Overlay(Mapping[str, bytes]):
         return sum(1 for _ in self)
 
 
-def worktree_over(base: Snapshot, paths: Iterable[str]) -> Snapshot:
+def worktree_over(base: ArtifactsTree, paths: Iterable[str]) -> ArtifactsTree:
     """`base` with `paths` (under its artifacts root) as the work tree holds them: a file
     the work tree refuses (a link, an executable, over its cap) is absent, with its finding."""
     changed: dict[str, bytes | None] = {}
@@ -291,7 +294,7 @@ def worktree_over(base: Snapshot, paths: Iterable[str]) -> Snapshot:
     return dataclasses.replace(base, label="work tree", files=Overlay(base.files, changed), findings=tuple(problems))
 
 
-def from_index(root: Path, config: config_mod.Config | None = None) -> Snapshot:
+def from_index(root: Path, config: config_mod.Config | None = None) -> ArtifactsTree:
     """The index git is about to commit (GIT_INDEX_FILE honoured)."""
     return _from_entries(root, "index", lambda *p: git.index_entries(root, *p), config)
 
@@ -305,13 +308,13 @@ def _listed(config: config_mod.Config) -> str:
     return config.artifacts_dir + "/"
 
 
-def from_commit(root: Path, rev: str, config: config_mod.Config | None = None) -> Snapshot:
+def from_commit(root: Path, rev: str, config: config_mod.Config | None = None) -> ArtifactsTree:
     return _from_entries(root, f"commit {rev}", lambda *p: git.tree_entries(root, rev, *p), config)
 
 
-def empty(root: Path, config: config_mod.Config) -> Snapshot:
+def empty(root: Path, config: config_mod.Config) -> ArtifactsTree:
     """The state before the first commit."""
-    return Snapshot("empty tree", root, config, {})
+    return ArtifactsTree("empty tree", root, config, {})
 
 
 def read_config(root: Path, rev: str | None) -> config_mod.Config:
@@ -361,14 +364,14 @@ def _mode_problems(listed: Sequence[git.Blob]) -> list[Finding]:
 
 def _from_entries(
     root: Path, label: str, lister: Callable[..., list[git.Blob]], config: config_mod.Config | None
-) -> Snapshot:
+) -> ArtifactsTree:
     # The configuration may come from a trusted state (the base) instead of this one.
     cfg = config if config is not None else _config_from(root, lister)
     listed = lister(_listed(cfg))
     files = Blobs(root, cfg, listed)
     files.read_all_but_ended()
     problems = _mode_problems(listed)
-    return Snapshot(label, root, cfg, files, tuple(problems), _root_exists=bool(listed))
+    return ArtifactsTree(label, root, cfg, files, tuple(problems), _root_exists=bool(listed))
 
 
 def assemble(
@@ -379,7 +382,7 @@ def assemble(
     *,
     sizes: Mapping[str, int],
     data: Mapping[str, bytes],
-) -> Snapshot:
+) -> ArtifactsTree:
     """The state of the artifacts root from its listing (in git's order), with the sizes of
     its regular files and the bytes of those within their cap."""
     problems = _mode_problems(listed)
@@ -392,7 +395,7 @@ def assemble(
             problems.append(_too_large(b.path, sizes[b.oid], cap))
         else:
             files[b.path] = data[b.oid]
-    return Snapshot(label, root, cfg, files, tuple(problems), _root_exists=bool(listed))
+    return ArtifactsTree(label, root, cfg, files, tuple(problems), _root_exists=bool(listed))
 
 
 def trusted_config(
