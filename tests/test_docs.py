@@ -156,3 +156,32 @@ def test_the_readme_and_contributing_link_the_glossary() -> None:
     root = DOCS.parent
     for name in ("README.md", "CONTRIBUTING.md"):
         assert "docs/glossary.md" in (root / name).read_text("utf-8"), name
+
+
+def _layout_names() -> list[str]:
+    """The module and folder paths README's "Layout" tree draws (`commands/check.py`, `git/`)."""
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    tree = readme.split("## Layout", 1)[1].split("```text", 1)[1].split("```", 1)[0]
+    out: list[str] = []
+    folder = ""
+    for line in tree.strip("\n").splitlines()[1:]:  # after the `harness_gate/` line
+        m = re.match(r"([│ ]*)[├└]── (\S+)", line)
+        assert m is not None, f"not a tree line: {line!r}"
+        depth, name = len(m.group(1)) // 4, m.group(2)
+        if depth == 0:
+            folder = name if name.endswith("/") else ""
+            out.append(name)
+        else:
+            out.append(folder + name)
+    return out
+
+
+def test_the_readme_layout_draws_every_module_and_only_those() -> None:
+    package = Path(harness_gate.__file__).parent
+    drawn = set(_layout_names())
+    folders = {p.name + "/" for p in package.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    top = {p.name for p in package.glob("*.py") if p.name not in ("__init__.py", "__main__.py")}
+    # A folder with modules drawn one by one (commands/, git/) lists each of them.
+    opened = {name.split("/", 1)[0] + "/" for name in drawn if "/" in name.rstrip("/")}
+    inner = {f"{f}{p.name}" for f in opened for p in (package / f).glob("*.py") if p.name != "__init__.py"}
+    assert drawn == top | folders | inner
