@@ -303,23 +303,28 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
 # -- judging paths ------------------------------------------------------------------------------
 
 
-def _repository(cwd: Path) -> tuple[Any, Any] | Decision:
+def _repository(cwd: Path, *, prefetch: bool = False) -> tuple[Any, Any] | Decision:
     """(git location, trusted configuration), or the decision for a repository the gate
-    does not guard (allow: nothing to enforce)."""
+    does not guard (allow: nothing to enforce). With `prefetch`, git starts at once on the
+    reads a write is judged with, as `check --staged` does (git/process.py's contract:
+    what is not read is discarded)."""
     from harness_gate import artifacts_tree, cache, gate, git  # noqa: PLC0415
 
     location = git.locate(cwd)
+    if prefetch:
+        artifacts_tree.prefetch(location)
     cache.configure(location.cache_dir)  # the parsed configuration and plans, as `check` keeps them
     if location.head is None:
         return Decision("allow", "harness-gate: no commit yet; the adopting commit is not judged")
     cfg = artifacts_tree.trusted_config(location.toplevel, None, location.head)
     if not gate.active_at(location.toplevel, location.head, cfg):
+        git.discard_started()
         return Decision("allow", "harness-gate is not active in this repository (no configuration at HEAD)")
     return location, cfg
 
 
 def judge(cwd: Path, paths: Sequence[tuple[str, str]], tool: str) -> Decision:
-    repo = _repository(_project())
+    repo = _repository(_project(), prefetch=True)
     if isinstance(repo, Decision):
         return repo
     location, cfg = repo
@@ -400,7 +405,9 @@ def _change(rel: str, status: str, on_disk: bool) -> Any:
     of a regular file; object ids that are never read)."""
     from harness_gate import git  # noqa: PLC0415
 
-    old_mode = "100644" if on_disk or status in ("M", "D") else git.NO_MODE
+    if status == "M" and not on_disk:
+        status = "A"  # a Write that creates the file: said as an addition, as git will show it
+    old_mode = "100644" if on_disk or status == "D" else git.NO_MODE
     new_mode = git.NO_MODE if status == "D" else "100644"
     zero = "0" * 40
     return git.Change(rel.encode("utf-8", "surrogateescape"), (old_mode,), new_mode, (zero,), zero, status)
@@ -456,6 +463,7 @@ def judge_paths(
                 continue
             changes.append(_change(rel, status, os.path.lexists(root / rel)))
     if not changes:
+        git.discard_started()
         return out, None
     try:
         with contextlib.ExitStack() as stack:

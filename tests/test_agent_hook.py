@@ -92,6 +92,14 @@ def test_write_outside_the_boundary_is_denied_with_what_to_do(gated: Repo) -> No
     assert "harness-gate plan amend --add-boundary" in reason and "harness-gate approve" in reason
 
 
+def test_a_write_names_a_new_file_an_addition_and_an_existing_one_a_change(gated: Repo) -> None:
+    (gated.path / "kept.py").write_text("x\n")
+    _, added = decision(gated, "Write", {"file_path": "new.py", "content": "x"})
+    _, changed = decision(gated, "Write", {"file_path": "kept.py", "content": "y"})
+    assert "`new.py`: added outside the write boundary" in added
+    assert "`kept.py`: changed outside the write boundary" in changed
+
+
 @pytest.mark.parametrize(
     ("tool", "tool_input"),
     [
