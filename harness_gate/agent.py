@@ -48,12 +48,17 @@ _PATCH_LINES = (
     ("*** Move to: ", "A"),
 )
 _SHOWN = 10  # findings named in one reason
+CODEX_MCP = (
+    " To let MCP tools through unjudged, a human removes `mcp__.*` from the PreToolUse matcher in .codex/hooks.json."
+)
 
 
 @dataclass(frozen=True)
 class Decision:
     kind: str  # "allow", "deny", "ask" (PreToolUse); "block", "none" (Stop)
     reason: str = ""
+    # For "ask", what a runtime that cannot ask a human from a hook (Codex) answers instead.
+    cannot_ask: str = "deny"
 
 
 class Malformed(Exception):
@@ -123,6 +128,11 @@ def pre_tool_answer(runtime: str, decision: Decision) -> tuple[int, str, str]:
 
     An allowed call is answered with nothing at all: `"allow"` would skip the runtime's own
     permission prompts, and the gate never grants more than the user's settings do."""
+    if runtime == "codex" and decision.kind == "ask":
+        # Codex parses `ask` but does not support it: the hook counts as failed and the call
+        # runs. What would be asked is denied (an MCP tool) or let through (a shell command).
+        reason = f"Codex cannot ask a human from a hook, so harness-gate denies this. {decision.reason}"
+        decision = Decision(decision.cannot_ask, reason + CODEX_MCP if decision.cannot_ask == "deny" else "")
     if decision.kind == "allow":
         return 0, "", ""
     out = json.dumps({
@@ -286,16 +296,22 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
     from harness_gate import gate  # noqa: PLC0415
 
     _, cfg = repo
-    # The artifacts root with its `/`: `harness-gate verify` names no artifact.
-    names = (*gate.protected_names(cfg.source), cfg.artifacts_dir + "/")
     folded = text.casefold()
-    hits = [n for n in dict.fromkeys(names) if n.casefold() in folded]
+    hits = [n for n in dict.fromkeys(gate.protected_names(cfg.source)) if n.casefold() in folded]
+    # The artifacts root and `.git` as words (`rm -rf harness`, `> .git/hooks/pre-commit`),
+    # never as part of one (`harness-gate verify`, `.github`, `.harness/`); and the ways
+    # round the commit gate itself.
+    for word in (cfg.artifacts_dir, ".git"):
+        if re.search(rf"(?<![\w.-]){re.escape(word.casefold())}(?![\w-])", folded):
+            hits.append(word + "/")
+    hits += [w for w in ("--no-verify", "hookspath") if w in folded]
     if hits:
         shown = ", ".join(f"`{n}`" for n in hits[:5])
         return Decision(
             "ask",
             f"harness-gate: this command names {shown}, protected or the artifacts root; a shell command cannot "
             "be judged by its text, so a human decides. The commit gate still judges what it changes.",
+            cannot_ask="allow",
         )
     return Decision("allow", "harness-gate: shell commands are not judged by their text; `check` judges the commit")
 
@@ -318,25 +334,29 @@ def _repository(cwd: Path, *, prefetch: bool = False) -> tuple[Any, Any] | Decis
         return Decision("allow", "harness-gate: no commit yet; the adopting commit is not judged")
     cfg = artifacts_tree.trusted_config(location.toplevel, None, location.head)
     if not gate.active_at(location.toplevel, location.head, cfg):
-        git.discard_started()
         return Decision("allow", "harness-gate is not active in this repository (no configuration at HEAD)")
     return location, cfg
 
 
 def judge(cwd: Path, paths: Sequence[tuple[str, str]], tool: str) -> Decision:
-    repo = _repository(_project(), prefetch=True)
-    if isinstance(repo, Decision):
-        return repo
-    location, cfg = repo
-    findings, plan = judge_paths(location, cfg, cwd, paths)
+    from harness_gate import git  # noqa: PLC0415
+
+    try:  # git/process.py's contract: what was started and not read ends here, on every way out
+        repo = _repository(_project(), prefetch=True)
+        if isinstance(repo, Decision):
+            return repo
+        location, cfg = repo
+        findings, plan = judge_paths(location, cfg, cwd, paths)
+    finally:
+        git.discard_started()
     if not findings:
         shown = ", ".join(f"`{p}`" for p, _ in paths[:3])
         return Decision("allow", f"harness-gate: {shown} inside the write boundary of `{plan}`")
     return Decision("deny", deny_reason(tool, findings))
 
 
-def deny_reason(tool: str, findings: Sequence[tuple[str, str, str]]) -> str:
-    lines = [f"harness-gate denies this {tool}:"]
+def deny_reason(tool: str, findings: Sequence[tuple[str, str, str]], header: str = "") -> str:
+    lines = [header or f"harness-gate denies this {tool}:"]
     lines += [f"- `{path}`: {message}" + (f" [{code}]" if code else "") for code, path, message in findings[:_SHOWN]]
     if len(findings) > _SHOWN:
         lines.append(f"- and {len(findings) - _SHOWN} more")
@@ -463,7 +483,6 @@ def judge_paths(
                 continue
             changes.append(_change(rel, status, os.path.lexists(root / rel)))
     if not changes:
-        git.discard_started()
         return out, None
     try:
         with contextlib.ExitStack() as stack:
@@ -520,17 +539,22 @@ def on_stop(payload: dict[str, Any]) -> Decision:
             paths.append((str(root / path), status))
     if not paths and not artifacts:
         return Decision("none")
-    findings = judge_paths(location, cfg, root, paths, before=False)[0] if paths else []
+    blocking = judge_paths(location, cfg, root, paths, before=False)[0] if paths else []
     if artifacts:
-        findings.extend(_artifact_findings(location, cfg, artifacts))
-    if cfg.evidence_stages:
-        findings.extend(_stale_evidence(root))
-    if not findings:
+        blocking.extend(_artifact_findings(location, cfg, artifacts))
+    stale = _stale_evidence(root) if cfg.evidence_stages else []
+    parts = []
+    if blocking:
+        header = "harness-gate: the commit gate (`check`) blocks these changes of the work tree:"
+        parts.append(deny_reason("", blocking, header) + "\nRevert them, or ask for an amendment, before you stop.")
+    if stale:
+        # Not a block at commit by default (`evidence_stages`, default CI): said as what the
+        # stages that ask for it will say, so the agent runs verify before it ends.
+        header = f"harness-gate: evidence the gate asks for at {', '.join(cfg.evidence_stages)} is not fresh:"
+        parts.append(deny_reason("", stale, header))
+    if not parts:
         return Decision("none")
-    reason = deny_reason("work tree", findings).replace(
-        "harness-gate denies this work tree:", "harness-gate: `check` would block these changes of the work tree:", 1
-    )
-    return Decision("block", reason + "\nFix them (revert the paths, or ask for an amendment) before you stop.")
+    return Decision("block", "\n".join(parts))
 
 
 def _continuing(active: object) -> bool:

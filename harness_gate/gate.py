@@ -43,10 +43,11 @@ PROTECTED_PATHS = (".github/CODEOWNERS", "docs/CODEOWNERS")
 # an agent must not be able to switch off its own hook. The files at the root; the names
 # anywhere (the runtimes read nested instruction files too); and everything in the
 # runtimes' own directories at any depth (settings, hook scripts, subagents, commands: a
-# runtime reads a nested `.claude/` or `.codex/` of the directory it starts in).
+# runtime reads a nested `.claude/` or `.codex/` of the directory it starts in; `.agents/`
+# holds the skills Codex reads as instructions).
 AGENT_FILES = (".mcp.json",)
 AGENT_NAMES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md")
-AGENT_DIRS = (".claude", ".codex")
+AGENT_DIRS = (".agents", ".claude", ".codex")
 # Below them, the one subtree that holds records rather than settings: the harness runtime's
 # evidence logs (docs/formats/runtime.md), which its format's rules judge.
 AGENT_DATA = ".codex/harness/evidence/"

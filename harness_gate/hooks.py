@@ -114,7 +114,9 @@ AGENT_MATCHER = {
     "claude": "Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*",
     "codex": "apply_patch|Bash|shell|mcp__.*",
 }
-AGENT_EVENTS = ("PreToolUse", "Stop", "SubagentStop")
+# The events each runtime's hook file gets: Codex has no SubagentStop (its parser would
+# ignore the entry, and the file would promise what never runs).
+AGENT_EVENTS = {"claude": ("PreToolUse", "Stop", "SubagentStop"), "codex": ("PreToolUse", "Stop")}
 
 
 def agent_command(runtime: str) -> str:
@@ -141,14 +143,14 @@ def agent_settings(root: Path, runtime: str) -> tuple[str, bytes, bool]:
     else:
         doc = {}
     hooks = doc.get("hooks", {}) if isinstance(doc, dict) else None
-    if not isinstance(hooks, dict) or any(not isinstance(hooks.get(e, []), list) for e in AGENT_EVENTS):
+    if not isinstance(hooks, dict) or any(not isinstance(hooks.get(e, []), list) for e in AGENT_EVENTS[runtime]):
         raise HarnessGateError(
             "HG904", f"{rel} is not a settings object with a `hooks` table of lists",
             "Fix it, or add the agent hook by hand (docs/agents.md).",
         )  # fmt: skip
     command = agent_command(runtime)
     changed = not path.exists()
-    for event in AGENT_EVENTS:
+    for event in AGENT_EVENTS[runtime]:
         entries = hooks.setdefault(event, [])
         mine = [
             e for e in entries
@@ -169,4 +171,5 @@ def agent_settings(root: Path, runtime: str) -> tuple[str, bytes, bool]:
             entries.append(entry)
             changed = True
     doc["hooks"] = hooks
-    return rel, (json.dumps(doc, indent=2) + "\n").encode(), changed
+    # ensure_ascii off: the user's own text (a non-ASCII path or comment) is kept as written.
+    return rel, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), changed

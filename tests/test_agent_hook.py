@@ -19,7 +19,7 @@ from tests.adversarial.util import commit, setup_gated, staged
 from tests.helpers import Repo, adopted_main, completion_md, from_template
 
 PROJECT = Path(__file__).resolve().parents[1]
-WIDE = ("src/**", ".github/**", ".claude/**", ".codex/**", "*.md", "*.toml", "*/*.md")
+WIDE = ("src/**", ".github/**", ".claude/**", ".codex/**", ".agents/**", "*.md", "*.toml", "*/*.md")
 
 
 def hook(repo: Repo, payload: Any, runtime: str = "claude", *, raw: bytes | None = None) -> tuple[int, Any, str]:
@@ -155,6 +155,7 @@ def test_a_path_through_a_symlink_inside_is_judged_where_it_lands(gated: Repo) -
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "path", [".github/workflows/ci.yml", ".harness-gate.toml", ".claude/settings.json", "AGENTS.md", "src/CLAUDE.md",
+             ".agents/skills/deploy/SKILL.md",
              ".codex/hooks.json", ".Claude/Settings.json"],
 )  # fmt: skip
 def test_protected_paths_are_denied_even_inside_a_wide_boundary(repo: Repo, path: str) -> None:
@@ -162,6 +163,7 @@ def test_protected_paths_are_denied_even_inside_a_wide_boundary(repo: Repo, path
     verdict, reason = decision(repo, "Write", {"file_path": path, "content": "{}"})
     assert verdict == "deny", reason
     assert path in reason
+    assert "[HG102]" in reason or "[HG106]" in reason, reason  # protected, not merely outside
 
 
 def test_the_agent_cannot_edit_its_own_hook_settings(gated: Repo) -> None:
@@ -295,8 +297,17 @@ def test_shell_is_allowed_and_asks_when_it_names_a_protected_path(gated: Repo) -
     verdict, reason = decision(gated, "Bash", {"command": "echo {} > .claude/settings.json"})
     assert verdict == "ask"
     assert ".claude/" in reason
-    assert decision(gated, "shell", {"command": ["bash", "-lc", "cat harness/plans/p1/plan.md"]}, "codex")[0] == "ask"
+    assert decision(gated, "shell", {"command": ["bash", "-lc", "cat harness/plans/p1/plan.md"]})[0] == "ask"
     assert decision(gated, "Bash", {"command": "harness-gate status"})[0] == "allow"
+    # The artifacts root and .git as words, and the ways round the commit gate.
+    for command in ("rm -rf harness", "echo > .git/hooks/pre-commit", "git commit --no-verify -m x",
+                    "git config core.hooksPath /dev/null"):  # fmt: skip
+        assert decision(gated, "Bash", {"command": command})[0] == "ask", command
+    for command in ("cat .harness/state.json", "git log --oneline", "python -m harness_gate status"):
+        assert decision(gated, "Bash", {"command": command})[0] == "allow", command
+    # Codex cannot ask from a hook (it would count the hook as failed and run the call): a
+    # shell command is let through there, the commit gate judging what it changes.
+    assert decision(gated, "Bash", {"command": "echo {} > .claude/settings.json"}, "codex") == ("allow", "")
 
 
 # -- which plan governs -------------------------------------------------------------------------------
@@ -393,7 +404,7 @@ def test_stop_allows_changes_inside_the_boundary(gated: Repo) -> None:
 
 
 def test_init_agent_merges_and_is_idempotent(gated: Repo) -> None:
-    gated.write(".claude/settings.json", json.dumps({"model": "x", "hooks": {"PreToolUse": [
+    gated.write(".claude/settings.json", json.dumps({"model": "x", "note": "café", "hooks": {"PreToolUse": [
         {"matcher": "Bash", "hooks": [{"type": "command", "command": "mine"}]}]}}))  # fmt: skip
     res = gated.cli("init", "--agent", "claude", "--agent", "codex")
     assert res.exit_code == 0, res.output
@@ -403,10 +414,31 @@ def test_init_agent_merges_and_is_idempotent(gated: Repo) -> None:
     assert commands == ["mine", "harness-gate agent-hook --runtime claude"]
     assert first["hooks"]["Stop"][0]["hooks"][0]["command"] == "harness-gate agent-hook --runtime claude"
     assert "SubagentStop" in first["hooks"]
+    assert "café".encode() in gated.read(".claude/settings.json")  # the user's text kept as written
     codex = json.loads(gated.read(".codex/hooks.json"))
     assert codex["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "harness-gate agent-hook --runtime codex"
+    assert sorted(codex["hooks"]) == ["PreToolUse", "Stop"]  # Codex has no SubagentStop
     assert gated.cli("init", "--agent", "claude", "--agent", "codex").exit_code == 0
     assert json.loads(gated.read(".claude/settings.json")) == first
+
+
+def test_init_agent_after_adoption_names_the_plan_the_protected_settings_need(repo: Repo) -> None:
+    adopted_main(repo)
+    res = repo.cli("init", "--agent", "claude", "--agent", "codex")
+    assert res.exit_code == 0, res.output
+    assert "Adopt harness-gate" not in res.output  # no adopting commit lets them in now
+    step = next(line for line in res.output.splitlines() if "plan new agent-hook" in line)
+    assert "--boundary .claude/settings.json --boundary .codex/hooks.json" in step
+    # The steps it names, followed: the commit passes the gate.
+    plan = ["plan", "new", "agent-hook", "--objective", "Install the agent hook"]
+    res = repo.cli(
+        *plan, "--boundary", ".claude/settings.json", "--boundary", ".codex/hooks.json", "--verify", "lint=true"
+    )
+    assert res.exit_code == 0, res.output
+    repo.approve()
+    repo.git("add", "harness", ".claude/settings.json", ".codex/hooks.json")
+    res = repo.cli("check", "--stage", "pre-commit", "--staged")
+    assert res.exit_code == 0, res.output
 
 
 def test_init_agent_refuses_a_file_that_is_not_json(gated: Repo) -> None:
@@ -581,10 +613,11 @@ def test_mcp_tools_are_routed_to_the_hook_and_asked_about(gated: Repo) -> None:
         matcher = json.loads(gated.read(settings))["hooks"]["PreToolUse"][0]["matcher"]
         assert re.fullmatch(matcher, "mcp__filesystem__write_file"), settings
     assert re.fullmatch(json.loads(gated.read(".codex/hooks.json"))["hooks"]["PreToolUse"][0]["matcher"], "Bash")
-    for runtime in ("claude", "codex"):
+    for runtime, answer in (("claude", "ask"), ("codex", "deny")):  # Codex cannot ask: denied
         verdict, reason = decision(gated, "mcp__filesystem__write_file", {"path": "other.py"}, runtime)
-        assert verdict == "ask"
+        assert verdict == answer
         assert "cannot tell what the MCP tool `mcp__filesystem__write_file` writes" in reason
+    assert "removes `mcp__.*` from the PreToolUse matcher" in reason
     assert decision(gated, "FileWriter", {"path": "src/x"})[0] == "deny"  # not MCP, not known: denied
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness_gate import artifacts_tree, fsutil, git, hooks
+from harness_gate import artifacts_tree, fsutil, gate, git, hooks
 from harness_gate.report import Report
 
 GITATTRIBUTES_LINES = (
@@ -68,16 +68,29 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
         else:
             lines.append(f"{path} has harness-gate's agent hook")
     types = " ".join(f"--hook-type {t}" for t in hooks.INSTALL_TYPES)
-    set_up = [".harness-gate.toml", ".gitattributes", ".pre-commit-config.yaml", snap.artifacts_dir, *agent_files]
+    head = git.head(root)
+    adopted = head is not None and gate.active_at(root, head, artifacts_tree.trusted_config(root, None, head))
+    # Once the gate is on, the agent settings are protected paths: no adopting commit lets
+    # them in unjudged, a plan that names each exactly does (docs/agents.md).
+    protected = [p for p in agent_files if adopted and git.status_records(root, p)]
+    set_up = [".harness-gate.toml", ".gitattributes", ".pre-commit-config.yaml", snap.artifacts_dir]
+    set_up += [p for p in agent_files if p not in protected]
     # Only the set-up's own files: `git add -A` would sweep work in progress into the adoption.
     steps = (
         [f"git add {' '.join(set_up)} && git commit -m 'Adopt harness-gate'   (the adopting commit is not judged)"]
-        if git.status_records(root, *set_up)
+        if not adopted and git.status_records(root, *set_up)
         else []
     )
-    steps += [
-        f"pre-commit install {types}   (in each clone)",
-        "harness-gate plan new ID --objective '...' --boundary 'src/**' --verify 'tests=pytest -q'",
-    ]
+    if protected:
+        named = " ".join(f"--boundary {p}" for p in protected)
+        steps += [
+            f"harness-gate plan new agent-hook --objective 'Install the agent hook' {named} "
+            "--verify 'lint=harness-gate lint'   (the gate is on: these are protected paths, a plan must name each "
+            "exactly)",
+            f"harness-gate approve && git add {snap.artifacts_dir} {' '.join(protected)} && git commit -m 'Agent hook'",
+        ]
+    steps += [f"pre-commit install {types}   (in each clone)"]
+    if not protected:
+        steps += ["harness-gate plan new ID --objective '...' --boundary 'src/**' --verify 'tests=pytest -q'"]
     lines += [("next: " if i == 0 else "      ") + step for i, step in enumerate(steps)]
     return Report("init", lines=tuple(lines))

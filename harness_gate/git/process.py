@@ -5,8 +5,9 @@ Every git process is built by `_popen` (hardening flags, the hardened environmen
 (one `GitError` shape: the command and git's last line of complaint). No other module
 imports subprocess for git.
 
-The prefetch contract. Who starts: only a check (the console script's staged check before
-its imports, `artifacts_tree.prefetch`; `check.run_check`), through the `prefetch_*` functions of
+The prefetch contract. Who starts: a check (the console script's staged check before its
+imports, `artifacts_tree.prefetch`; `check.run_check`) and the agent hook judging a write
+(`agent.judge`, the same `artifacts_tree.prefetch`), through the `prefetch_*` functions of
 the git modules, each of which starts exactly the command its matching read runs (`start`
 underneath), ahead of knowing whether the answer will be read. Every caller that may start
 something calls `discard_started` in a `finally` (check, the console script, the agent hook).
@@ -19,7 +20,7 @@ something calls `discard_started` in a `finally` (check, the console script, the
 - `start_work(KEY, FN)` runs `FN` in a thread (the index checksum); `finish_work(KEY)`
   joins it and raises what it raised.
 - Consumed or discarded: whatever is not asked for is ended by `discard_started`, which the
-  check calls on every way out (an early end, an error). Nothing outlives the check.
+  starter calls on every way out (an early end, an error). Nothing outlives the check.
 - Failure closes: a started command that failed raises its `GitError` when its answer is
   read, exactly as `run` would have; a mismatch is never an answer (a new process runs);
   `discard_started` never raises, since what nobody asked for decides nothing.
