@@ -481,7 +481,9 @@ def judge_paths(
                     "too, which may lie outside the write boundary or the repository",
                 ))  # fmt: skip
                 continue
-            changes.append(_change(rel, status, os.path.lexists(root / rel)))
+            # Before the write, the disk says whether it adds; after it (Stop), git's status does.
+            existed = os.path.lexists(root / rel) if before else status != "A"
+            changes.append(_change(rel, status, existed))
     if not changes:
         return out, None
     try:
@@ -532,7 +534,7 @@ def on_stop(payload: dict[str, Any]) -> Decision:
     root = location.toplevel
     paths, artifacts = [], []
     for xy, path in git.status_records(root):
-        status = "D" if "D" in xy else ("A" if xy == "??" else "M")
+        status = "D" if "D" in xy else ("A" if xy == "??" or xy[0] == "A" else "M")
         if path.startswith(cfg.artifacts_dir + "/"):
             artifacts.append(_change(path, status, True))  # judged by the artifact rules, below
         else:

@@ -393,6 +393,15 @@ def test_stop_blocks_once_on_changes_the_gate_would_refuse(gated: Repo) -> None:
     assert hook(gated, sub, "codex")[1]["decision"] == "block"
 
 
+def test_stop_names_a_staged_new_file_an_addition(gated: Repo) -> None:
+    gated.write("brand-new.py", "x\n")
+    gated.git("add", "brand-new.py")
+    stop = {"cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    reason = hook(gated, stop)[1]["reason"]
+    assert "`brand-new.py`: added outside the write boundary" in reason
+    assert "the commit gate (`check`) blocks" in reason and "Revert them" in reason
+
+
 def test_stop_allows_changes_inside_the_boundary(gated: Repo) -> None:
     gated.write("src/a.py", "a = 2\n")
     gated.write("src/new.py", "b = 2\n")
