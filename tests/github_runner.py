@@ -65,7 +65,22 @@ def runner_temp(tmp_path: Path, action_venv: Path) -> Path:
     return path
 
 
-def run_action(repo: Path, runner_temp: Path, event: str, payload: dict[str, Any], **inputs: str) -> Outcome:
+RUNNER_OS = {"linux": "Linux", "darwin": "macOS"}.get(sys.platform, "Windows")
+CONDITION = re.compile(r"^runner\.os == '(\w+)'$")  # the one `if:` form action.yml uses
+
+
+def runs_on(step: dict[str, Any], runner_os: str) -> bool:
+    """Whether the runner runs `step` on a `runner_os` runner (its `if:`, if any)."""
+    if "if" not in step:
+        return True
+    m = CONDITION.match(step["if"].strip())
+    assert m is not None, f"unexpected condition {step['if']!r}"
+    return m.group(1) == runner_os
+
+
+def run_action(
+    repo: Path, runner_temp: Path, event: str, payload: dict[str, Any], runner_os: str = RUNNER_OS, **inputs: str
+) -> Outcome:
     work = runner_temp / f"step-{os.urandom(4).hex()}"
     work.mkdir()
     event_path = work / "event.json"
@@ -99,6 +114,8 @@ def run_action(repo: Path, runner_temp: Path, event: str, payload: dict[str, Any
     stdout = ""
     code = 0
     for step in ACTION["runs"]["steps"]:
+        if not runs_on(step, runner_os):
+            continue
         if step["name"] == INSTALL and (runner_temp / VENV).exists():
             continue  # installed once for the session (action_venv)
         env = {**base_env, **{k: evaluate(str(v)) for k, v in step.get("env", {}).items()}}

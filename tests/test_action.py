@@ -62,6 +62,14 @@ def test_passing_pull_request(project: Repo, runner_temp: Path) -> None:
     assert "::error" not in out.stdout
 
 
+def test_a_windows_runner_is_refused_in_one_line(project: Repo, runner_temp: Path) -> None:
+    out = run_action(project.path, runner_temp, "pull_request", pr(project), runner_os="Windows")
+    assert out.code == 2
+    [line] = out.stdout.splitlines()
+    assert line.startswith("::error::harness-gate runs on Linux and macOS runners"), line
+    assert out.outputs == {}
+
+
 def reopen(project: Repo) -> Repo:
     """The pull request before its completion commit: its plan still grants writes."""
     project.git("reset", "-q", "--hard", "HEAD~1")

@@ -1,4 +1,4 @@
-"""`harness-gate check`: resolve the change set, read every state, and judge it (ranges.py).
+"""`harness-gate check`: resolve the change set and read its states; ranges.py judges them.
 
 Modes: the index (`--staged`, pre-commit), a commit range (`--range A..B`, pre-push),
 and a pull request (`--base REF [--head REF]`, CI). The configuration always comes from

@@ -17,6 +17,9 @@ cue, a lesson, evidence and a confidence, at most one per reflection, and run st
 A file's role comes from its path *below* the tree root (the component layout above),
 so `[formats.harness2] paths` may move the tree anywhere; the root is whatever precedes
 the component part of the path.
+
+A `§N` cited here is section N of the format's specification, which is not part of this
+repository; docs/formats/harness2.md quotes the passage each rule enforces, section by section.
 """
 
 from __future__ import annotations
@@ -85,7 +88,7 @@ def _decode(path: str, data: bytes) -> tuple[str | None, list[Finding]]:
 
 
 def _cap(path: str, text: str) -> list[Finding]:
-    """§5 of its specification: "The four always-on files are capped (default 12,000 characters)"."""
+    """§5 (docs/formats/harness2.md): "The four always-on files are capped (default 12,000 characters)"."""
     if len(text) <= CAP:
         return []
     line = text.count("\n", 0, CAP) + 1  # where character 12,001 falls
@@ -94,7 +97,7 @@ def _cap(path: str, text: str) -> list[Finding]:
 
 
 def _braces(path: str, text: str) -> list[Finding]:
-    """§5 of its specification: "Template braces are rejected because DSH interpolates prompt variables
+    """§5 (docs/formats/harness2.md): "Template braces are rejected because DSH interpolates prompt variables
     strictly" — a stray `{` or `}` in prompt text breaks a strict interpolator."""
     found: list[Finding] = []
     for n, line in enumerate(text.split("\n"), start=1):
@@ -117,7 +120,7 @@ def _script_dirs(r: Role) -> tuple[str, ...]:
 
 
 def _missing_scripts(path: str, text: str, r: Role, ctx: Context, only: str | None = None) -> Iterator[Finding]:
-    """§5 of its specification: "Referenced scripts must exist in the same tree" (`only`: that one reference)."""
+    """§5 (docs/formats/harness2.md): "Referenced scripts must exist in the same tree" (`only`: that one reference)."""
     for n, line in enumerate(text.split("\n"), start=1):
         for ref in dict.fromkeys(_SCRIPT_REF.findall(line)):
             if only is not None and ref != only:
@@ -128,7 +131,7 @@ def _missing_scripts(path: str, text: str, r: Role, ctx: Context, only: str | No
 
 
 def _named(name: str, root: str, ctx: Context) -> bool:
-    """§5 of its specification: "A skill's literal name must appear in system.md or guardrails.md"."""
+    """§5 (docs/formats/harness2.md): "A skill's literal name must appear in system.md or guardrails.md"."""
     needle = name.encode("utf-8", "surrogateescape")  # a non-UTF-8 directory name arrives surrogate-escaped
     return any(needle in (ctx.files.read(root + f) or b"") for f in NAMING)
 
@@ -161,7 +164,7 @@ def _lesson_sections(lines: list[str]) -> list[tuple[int, list[tuple[int, str]]]
 
 
 def _lesson(path: str, heading: int, body: list[tuple[int, str]]) -> Iterator[Finding]:
-    """§4 of its specification: a lesson is "a cue ..., a lesson naming the component and the operation,
+    """§4 (docs/formats/harness2.md): a lesson is "a cue ..., a lesson naming the component and the operation,
     the evidence, and a confidence"."""
     seen: set[str] = set()
     for n, line in body:
@@ -185,7 +188,7 @@ def _lessons(path: str, text: str) -> list[Finding]:
     def each() -> Iterator[Finding]:
         for i, (heading, body) in enumerate(sections):
             if i > 0:
-                # §4 of its specification: reflection writes "at most one transferable lesson".
+                # §4 (docs/formats/harness2.md): reflection writes "at most one transferable lesson".
                 yield finding("HG665", path, f"lesson {i + 1} of {len(sections)} in one reflection", line=heading)
             yield from _lesson(path, heading, body)
 
@@ -195,7 +198,7 @@ def _lessons(path: str, text: str) -> list[Finding]:
 def lint(path: str, data: bytes, ctx: Context) -> list[Finding]:
     r = role(path)
     if r.kind == "run":
-        # §7 of its specification: runs, rollouts and workspace copies "are ignored by the data
+        # §7 (docs/formats/harness2.md): runs, rollouts and workspace copies "are ignored by the data
         # directory's .gitignore"; only "the adopted harness and library" are committed.
         return [finding("HG667", path, "run state under .dsh-harness2/runs/ is not committed")]
     if r.kind in ("script", "other"):

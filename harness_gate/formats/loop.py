@@ -5,7 +5,9 @@ the whole contract between the three subagents. This module checks the shapes it
 specification writes (`state.json`, the spec's frontmatter, `verdict.json`, iteration
 directories, `run.log`, `brief.md`) and the moves it forbids: a run marked `passed` without a passing
 verdict in its latest iteration, a finished run reopened, the frozen spec edited.
-Every rule cites the passage of its specification in docs/formats/loop.md.
+Every rule cites the passage of its specification in docs/formats/loop.md. The
+specification is not part of this repository: a "Phase N step M" cited here is that step
+of it, quoted in docs/formats/loop.md.
 
 A `.harness/` directory may sit anywhere (its specification creates it in the
 orchestrator's cwd); the files of one run are found relative to it.

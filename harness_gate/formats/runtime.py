@@ -8,6 +8,8 @@ Four kinds of file, told apart by name so that `[formats.runtime] paths` may mov
 * any other `*.md`     requirements artifacts (the runtime's "Workflow Contract", `## Task Demand (D_task)`).
 
 Every rule here quotes the runtime's own contracts; what they leave open is left alone.
+"Its specification" below is the runtime's, which is not part of this repository;
+docs/formats/runtime.md quotes the passage each rule enforces and names its contract.
 """
 
 from __future__ import annotations

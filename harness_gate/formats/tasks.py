@@ -1,10 +1,11 @@
 """The `tasks` format: the long-running task harness (`harness-tasks.json`, `harness-progress.txt`).
 
-What the format's specification forbids, checked in git (docs/formats/tasks.md names the
-passage of its specification for every rule): a task file that breaks version 2's shape,
-dependency cycles and unknown dependencies, a task `completed` without a validation command or `completed_at`, or
-before its dependencies; a progress log whose lines are not the one-line grep-able
-entries, or that was rewritten instead of appended to; `.bak`/`.tmp` leftovers
+What the format's specification forbids, checked in git (the specification is not part
+of this repository; docs/formats/tasks.md quotes the passage of it for every rule): a
+task file that breaks version 2's shape, dependency cycles and unknown dependencies, a
+task `completed` without a validation command or `completed_at`, or before its
+dependencies; a progress log whose lines are not the one-line grep-able entries, or that
+was rewritten instead of appended to; `.bak`/`.tmp` leftovers
 committed. In the gate, a task moved to `completed` needs fresh PASS evidence
 (`harness-gate record`) for its validation command on exactly the judged tree.
 

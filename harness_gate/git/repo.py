@@ -1,4 +1,5 @@
-"""Where the repository is: its top level, harness-gate's paths in the git directory, HEAD."""
+"""The repository: its top level, harness-gate's paths in the git directory, HEAD, merge heads,
+the committer identity."""
 
 from __future__ import annotations
 
