@@ -13,10 +13,15 @@ import enum
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness_gate import jsonstrict, schema
+from harness_gate.artifacts.kinds import REPAIR_PLAN
+from harness_gate.errors import Refused
 from harness_gate.findings import Finding, Severity, finding
+
+if TYPE_CHECKING:
+    from harness_gate.artifacts.artifact import Artifact
 
 SCHEMA_ID = "harness-gate.approval/v2"
 OLD_SCHEMAS = ("harness-gate.approval/v1",)
@@ -25,6 +30,25 @@ _OLD_SCHEMA = re.compile(rb'\A\{"schema":"harness-gate\.approval/v1"')
 APPROVING_ANSWERS = (b"y", b"y\n", b"y\r\n")
 MAX_ANSWER_BYTES = 16
 MAX_LOG_BYTES = 16 * 1024 * 1024  # tens of thousands of approvals: far beyond any real plan
+
+
+def not_approvable(art: Artifact) -> Finding | None:
+    """Why `art` takes no approval at all (HG208), or None when its kind has an approval gate.
+    A Repair Plan is named apart: it is a strict/manual compatibility artifact, and a `y`
+    to it would seem to grant what nothing reads."""
+    if art.kind is REPAIR_PLAN:
+        why = "a Repair Plan is strict/manual compatibility only: approving it grants and records nothing"
+        return finding("HG208", art.path, why)
+    if not art.kind.approval_gate:
+        return finding("HG208", art.path, f"a `# {art.kind.title}` takes no approval")
+    return None
+
+
+def require_yes(raw: bytes, path: str) -> None:
+    """Refuse (HG208) any answer but the exact `y` (answer_approves)."""
+    if not answer_approves(raw):
+        shown = raw.decode("utf-8", "backslashreplace")[:MAX_ANSWER_BYTES]
+        raise Refused("HG208", path, f"answer {shown!r} is not exactly `y`; nothing was written")
 
 
 def answer_approves(raw: bytes) -> bool:
@@ -108,6 +132,28 @@ def record(
 
 def next_seq(approvals: Sequence[Approval]) -> int:
     return max((a.seq for a in approvals), default=0) + 1
+
+
+def next_record(
+    log: str,
+    approvals: Sequence[Approval],
+    approval_gate: str,
+    artifact: str,
+    sha256: str,
+    *,
+    approver: str,
+    plan: str,
+    repository: str | None,
+) -> str:
+    """The record that follows `approvals` in the log at `log` (record, numbered next_seq).
+    A refusal (HG215) when no number is left: a forged record took the last one, and a
+    record numbered below it would read as a replay."""
+    try:
+        return record(
+            approval_gate, artifact, sha256, approver, plan=plan, seq=next_seq(approvals), repository=repository
+        )
+    except ValueError as exc:
+        raise Refused("HG215", log, f"cannot number a record: {exc}") from None
 
 
 def parse(path: str, data: bytes) -> tuple[list[Approval], list[Finding]]:

@@ -1,9 +1,11 @@
 """Errors that stop a command (exit 2), and refusals (exit 1). Per-file problems are findings.
 
 The refusal contract (docs/design.md, "Commands and refusals"): an authoring command that
-cannot do what was asked raises before it writes anything. A usage error (an option or
-argument that cannot be right) is `usage(...)`, HG904, exit 2; a precondition the
-repository does not meet is `Refused`, its findings, exit 1.
+cannot do what was asked raises before it writes anything. A usage error (what was
+asked is wrong: an argument that names nothing there, or an option that cannot be right)
+is `usage(...)`, HG904, exit 2; a precondition the repository does not meet yet is
+`Refused`, its findings, exit 1. Rule codes are raised by domain modules, never from a
+command module.
 """
 
 from __future__ import annotations
@@ -28,8 +30,16 @@ class HarnessGateError(Exception):
 
 
 def usage(message: str, hint: str = "") -> HarnessGateError:
-    """A usage error (HG904, exit 2): what was asked cannot be right, whatever the repository holds."""
+    """A usage error (HG904, exit 2): what was asked is wrong, and the fix is another command
+    line: an argument that names nothing there (a plan, an artifact, a command id or a
+    pattern the repository does not hold, or an id it already holds for `plan new`), or an
+    option that cannot be right whatever the repository holds."""
     return HarnessGateError("HG904", message, hint)
+
+
+def not_enough_history(message: str) -> HarnessGateError:
+    """HG905, exit 2: a shallow clone lacks the history the command must read."""
+    return HarnessGateError("HG905", message)
 
 
 class Refused(HarnessGateError):

@@ -12,7 +12,7 @@ import contextlib
 import fcntl
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -98,6 +98,26 @@ def append_record(path: Path, line: str) -> None:
         append_line_atomic(path, line.encode("utf-8"))
     except (OSError, ValueError) as exc:
         raise HarnessGateError("HG903", f"cannot append to {path}: {exc}") from None
+
+
+def require_writable(root: Path, rels: Sequence[str]) -> None:
+    """A usage error (HG904) naming each of `rels` (paths under `root`) that cannot be
+    written as a file: something not a file stands there (a directory), or one of its
+    parents is not a directory. Checked before a command's first write, so that a command
+    that cannot write one of its files writes none of them."""
+    from harness_gate.errors import usage  # noqa: PLC0415
+
+    blocked: list[str] = []
+    for rel in rels:
+        path = root / rel
+        parents = [root / p for p in Path(rel).parents if p != Path()]
+        if (path.exists() and not path.is_file()) or any(p.exists() and not p.is_dir() for p in parents):
+            blocked.append(rel)
+    if blocked:
+        raise usage(
+            f"cannot write {', '.join(blocked)} as a file: something else stands in the way; nothing was written",
+            "Move it out of the way, then run the command again.",
+        )
 
 
 def repository_path(root: Path, cwd: Path, name: str) -> str:

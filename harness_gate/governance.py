@@ -142,9 +142,10 @@ def for_command(
 
 
 def checked_id(plan_id: str | None) -> str | None:
-    """`--plan`'s value, when it is a plan id (a usage error, HG904, when it is not)."""
+    """A plan id as given (`--plan`, `plan new ID`), when it is one (a usage error, HG904,
+    when it is not)."""
     if plan_id is not None and not plans.PLAN_ID.match(plan_id):
-        raise usage(f"--plan {plan_id!r} is not a valid plan id")
+        raise usage(f"plan id {plan_id!r} is not valid", "Plan ids match [a-z0-9][a-z0-9._-]{0,63}.")
     return plan_id
 
 
@@ -165,6 +166,17 @@ def plan_id_for(snap: ArtifactsTree, plan_id: str | None) -> str:
     head = git.head(root)
     origins = branches.locally(root, snap.config, [head] if head else [], frozenset(present(snap)))
     return for_command(snap, origins, plan_id=None, selected=branches.selected(root))
+
+
+def plan_or_none(snap: ArtifactsTree, plan_id: str | None) -> str | HarnessGateError:
+    """The plan a command that informs means (plan_id_for), or why there is none to name:
+    no plan yet (HG201) or several open (HG222). Any other error still stops the command."""
+    try:
+        return plan_id_for(snap, plan_id)
+    except HarnessGateError as exc:
+        if exc.code not in ("HG201", "HG222"):
+            raise
+        return exc
 
 
 def plan_for(snap: ArtifactsTree, plan_id: str | None) -> tuple[plans.PlanFolder, lifecycle.Lifecycle]:

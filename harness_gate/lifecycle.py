@@ -17,6 +17,7 @@ from harness_gate import boundary
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.artifacts.kinds import AMENDMENT, BY_SLUG, COMPLETION, PAUSE, REPAIR, REPAIR_PLAN, RESUME, REVIEW
 from harness_gate.artifacts_tree import ArtifactsTree
+from harness_gate.errors import Refused
 from harness_gate.findings import Finding, finding
 from harness_gate.plans import NumberedArtifact, PlanFolder
 
@@ -456,3 +457,32 @@ def awaiting_approval(folder: PlanFolder) -> str:
                 return entry.name
             break
     return "plan.md"
+
+
+def require_open(folder: PlanFolder, life: Lifecycle, *, rereview: bool = False) -> None:
+    """Refuse (HG411) a new artifact for a plan that has ended: the rule `lint` applies to
+    a folder (an artifact after the Completion), checked before one is written.
+
+    `rereview`: a review of a completed plan is the one exception. An update from the base
+    can leave a completed plan's code unverified (`status` says so), and a new review of
+    it, with fresh evidence, is how that code is passed again; the plan stays completed. A
+    cancelled plan was never reviewed to an end, so nothing re-reviews it."""
+    ended = ENDED - {PlanState.COMPLETED} if rereview else ENDED
+    if life.state in ended:
+        raise Refused(
+            "HG411",
+            f"{folder.path}/plan.md",
+            f"plan `{folder.plan_id}` is already {life.state.value}: start a new plan instead",
+        )
+
+
+def require_no_pending_amendment(folder: PlanFolder, life: Lifecycle) -> None:
+    """Refuse (HG407) a second amendment while one waits for its approval: the next one
+    binds the amendment in force, and the waiting one is not in force yet."""
+    if life.state is PlanState.AWAITING_AMENDMENT:
+        raise Refused(
+            "HG407",
+            f"{folder.path}/plan.md",
+            "an amendment is waiting for its approval",
+            "Approve it first: harness-gate approve",
+        )

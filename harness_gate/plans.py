@@ -208,6 +208,11 @@ def _load(snap: ArtifactsTree, plan_id: str) -> PlanFolder:
     return PlanFolder(plan_id, folder, plan, tuple(records), tuple(entries), tuple(found))
 
 
+def missing_file(rel: str) -> Finding:
+    """What `lint` says of a path under the artifacts root it was named that is not there (HG516)."""
+    return finding("HG516", rel, "no such file")
+
+
 def file_findings(name: str, path: Path, cfg: Config) -> list[Finding]:
     """What `lint` finds in a file outside the artifacts root, read on its own: an artifact,
     or an approvals log."""

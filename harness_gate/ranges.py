@@ -52,6 +52,50 @@ class Head:
     judged: tuple[str, ...] = ()  # the commits judged, oldest first (ranges only)
 
 
+def adopting(head: str | None) -> bool:
+    """Whether a commit on `head` is the repository's first: it has nothing to trust (no
+    configuration, no hooks before it), so it adopts harness-gate and is not judged by the
+    rules it brings."""
+    return head is None
+
+
+@dataclass(frozen=True)
+class RangeTrust:
+    """Under what a commit range A..B is judged, from its trusted side."""
+
+    cfg: config_mod.Config
+    states: history.History
+    every: bool  # every commit judged; False: only those made with the gate on
+    fork_from: str | None  # the commit the branch's change is measured from
+
+
+def range_trust(
+    root: Path, config_file: str | None, listing: Sequence[git.Commit], old: str, new: str, *, pushed: bool
+) -> RangeTrust:
+    """The configuration comes from the range's base `old` and every commit is judged;
+    when the base predates adoption, the commits made with the gate on are judged, under
+    the configuration the head `new` carries (there is no older one to trust).
+
+    `pushed`: a pushed range (pre-push), whose old side is the branch's own earlier tip,
+    not where it left its base: its change is measured from the base branch, as its pull
+    request's will be."""
+    trusted = artifacts_tree.trusted_config(root, config_file, old, from_rev=True)
+    states = history.History(root, trusted, listing, extra=(old, new))
+    fork_from = (git.default_base(root, trusted.base_branch) or old) if pushed else old
+    if gate.active(trusted, states.artifacts_tree(old)):
+        return RangeTrust(trusted, states, True, fork_from)
+    head_cfg = artifacts_tree.trusted_config(root, config_file, new, from_rev=True)
+    return RangeTrust(head_cfg, states, False, fork_from)
+
+
+def judges_every_pushed(root: Path, remote: str) -> bool:
+    """Whether a new branch's push (no usable old tip) is judged whole. A repository's
+    first push may carry history from before it adopted harness-gate: only the commits
+    made with the gate on are judged. A branch pushed to a remote that already has
+    branches (an orphan, say) is judged whole."""
+    return git.remote_has_branches(root, remote)
+
+
 def plans_brought(head: Head, here: set[str]) -> set[str]:
     """The plans the change brings along (its own, and any merged in), present at the head."""
     if head.brought is not None:

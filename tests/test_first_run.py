@@ -328,6 +328,23 @@ def test_init_again_and_someone_elses_config(adopted: Repo) -> None:
     assert adopted.read(".pre-commit-config.yaml") == b"repos: []\n"  # never rewritten
 
 
+@pytest.mark.parametrize("blocker", [".gitattributes/", "harness", ".pre-commit-config.yaml/"])
+def test_init_that_cannot_write_a_file_writes_nothing(repo: Repo, blocker: str) -> None:
+    """A directory where init writes a file (or a file where it needs a directory): a
+    usage error naming it, before any write, and no traceback."""
+    if blocker.endswith("/"):
+        repo.write(blocker + "keep", "x\n")  # a directory in the file's place
+    else:
+        repo.write(blocker, "x\n")  # a file in the place of the artifacts root
+    before = sorted(p.relative_to(repo.path).as_posix() for p in repo.path.rglob("*") if ".git/" not in p.as_posix())
+    res = repo.run("init")
+    after = sorted(p.relative_to(repo.path).as_posix() for p in repo.path.rglob("*") if ".git/" not in p.as_posix())
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert b"Traceback" not in res.stderr and b"HG999" not in res.stdout + res.stderr
+    assert b"HG904" in res.stdout + res.stderr and blocker.rstrip("/").encode() in res.stdout + res.stderr
+    assert after == before
+
+
 def test_a_dependency_that_does_not_load_is_one_line(adopted: Repo, tmp_path: Path) -> None:
     shadow = tmp_path / "shadow" / "click"
     shadow.mkdir(parents=True)

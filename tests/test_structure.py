@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,23 @@ def test_no_domain_module_depends_on_a_command() -> None:
     }
     assert {k: v for k, v in offenders.items() if v} == {}
     assert len(offenders) > 30, "the domain modules were found"
+
+
+RULE_CODE = re.compile(r"HG[0-9]{3}")
+
+
+def test_no_command_module_names_a_rule_code() -> None:
+    """A rule code is raised by the domain module that decides the verdict, never by a
+    command (docs/design.md, "Commands and refusals"): no string in harness_gate/commands/
+    holds one. A usage error's HG904 comes from `errors.usage`, a shallow clone's HG905 from
+    `errors.not_enough_history`."""
+    offenders = [
+        f"{path.name}:{node.lineno}: {node.value!r}"
+        for path in sorted(COMMANDS.glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path)))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and RULE_CODE.search(node.value)
+    ]
+    assert offenders == []
 
 
 # The refusal contract: an authoring command that refuses writes nothing. A usage error

@@ -13,9 +13,8 @@ from harness_gate import approvals as approvals_mod
 from harness_gate import artifacts_tree, fsutil, git, governance, lifecycle, plans
 from harness_gate import report as report_mod
 from harness_gate.artifacts.artifact import Artifact
-from harness_gate.artifacts.kinds import REPAIR_PLAN
 from harness_gate.artifacts.parse import parse_artifact
-from harness_gate.errors import HarnessGateError, Refused, usage
+from harness_gate.errors import Refused, not_enough_history, usage
 from harness_gate.report import Report
 
 
@@ -35,13 +34,10 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     )
     if art is None:
         raise Refused.by(found, "not approvable: fix the artifact first")
-    if art.kind is REPAIR_PLAN:
-        raise Refused(
-            "HG208", path, "a Repair Plan is strict/manual compatibility only: approving it grants and records nothing"
-        )
+    unapprovable = approvals_mod.not_approvable(art)
+    if unapprovable is not None:
+        raise Refused.by([unapprovable])
     approval_gate = art.kind.approval_gate
-    if not approval_gate:
-        raise Refused("HG208", path, f"a `# {art.kind.title}` takes no approval")
     log_problems = [f for f in folder.findings if f.path.endswith("/approvals.jsonl") and f.blocks]
     if log_problems:
         raise Refused.by(log_problems, "approvals.jsonl is invalid; nothing appended")
@@ -65,24 +61,18 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     else:
         raw = stdin.read(approvals_mod.MAX_ANSWER_BYTES + 1)
         out.write("\n")  # the piped answer is not echoed; end the prompt line
-    if not approvals_mod.answer_approves(raw):
-        shown = raw.decode("utf-8", "backslashreplace")[: approvals_mod.MAX_ANSWER_BYTES]
-        raise Refused("HG208", path, f"answer {shown!r} is not exactly `y`; nothing was written")
+    approvals_mod.require_yes(raw, path)
     head = git.head(root)
     if head is not None and git.is_shallow(root):
         # A shallow clone's cut looks like a root commit: the record would name a commit
         # that is no root of the real history, and grant nothing anywhere else.
-        raise HarnessGateError("HG905", "cannot approve in a shallow clone: its root commit is not the repository's")
+        raise not_enough_history("cannot approve in a shallow clone: its root commit is not the repository's")
     # The record binds the repository by its root commit (None before the first commit).
     repository = min(git.root_commits(root, head)) if head else None
-    seq = approvals_mod.next_seq(folder.approvals)
-    try:
-        line = approvals_mod.record(
-            approval_gate, target, art.sha256, approver, plan=plan_id, seq=seq, repository=repository
-        )
-    except ValueError as exc:  # the sequence is exhausted (a forged record took the last number)
-        where = f"{folder.path}/approvals.jsonl"
-        raise Refused("HG215", where, f"cannot number a record: {exc}") from None
+    line = approvals_mod.next_record(
+        f"{folder.path}/approvals.jsonl", folder.approvals, approval_gate, target, art.sha256,
+        approver=approver, plan=plan_id, repository=repository,
+    )  # fmt: skip
     log = root / folder.path / "approvals.jsonl"
     fsutil.append_record(log, line)
     return Report(

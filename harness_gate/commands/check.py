@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_gate import artifacts_tree, branches, cache, fingerprints, gate, git, governance, history, ranges, trust
+from harness_gate import artifacts_tree, branches, cache, fingerprints, gate, git, governance, ranges, trust
 from harness_gate.branches import Origins
-from harness_gate.errors import HarnessGateError, usage
+from harness_gate.errors import not_enough_history, usage
 from harness_gate.findings import Finding
 from harness_gate.ranges import Head
 from harness_gate.report import INACTIVE, Report
@@ -153,10 +153,9 @@ def _check_index(
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
     root = location.toplevel
     head = location.head
-    if head is None:
-        # A repository's first commit has nothing to trust: it is the commit that adopts
-        # harness-gate (its configuration, its hooks), not judged by the rules it brings.
+    if ranges.adopting(head):
         return [], {"active": False, "adopting": True, "changes": 0, "commits": 0}, None
+    assert head is not None  # noqa: S101  (ranges.adopting: a commit before this one)
     cfg = artifacts_tree.trusted_config(root, config_file, head)
     if not gate.active_at(root, head, cfg):
         return [], {"active": False, "changes": 0, "commits": 0}, None
@@ -211,7 +210,7 @@ def _check_commits(
     old_ref = git.resolve(root, mode.old) if set(mode.old) != {"0"} else None
     if old_ref is None:
         if git.is_shallow(root):
-            raise HarnessGateError("HG905", f"{mode.old!r} is not in this shallow clone")
+            raise not_enough_history(f"{mode.old!r} is not in this shallow clone")
         remote = os.environ.get("PRE_COMMIT_REMOTE_NAME")
         if mode.change_set is ChangeSet.RANGE and remote:
             # A force-push over a commit never fetched: the remote's branches bound it.
@@ -219,29 +218,15 @@ def _check_commits(
         raise usage(f"{mode.old!r} does not name a commit")
     if mode.change_set is ChangeSet.BASE and git.merge_base(root, old_ref, new_ref) is None:
         if git.is_shallow(root):
-            raise HarnessGateError("HG905", f"no merge base of {mode.old} and {mode.new} in this shallow clone")
+            raise not_enough_history(f"no merge base of {mode.old} and {mode.new} in this shallow clone")
         raise usage(f"{mode.old} and {mode.new} share no history; nothing can be compared")
     listing = git.commits(root, new_ref, [old_ref])
-    trusted_cfg = artifacts_tree.trusted_config(root, config_file, old_ref, from_rev=True)
-    states = history.History(root, trusted_cfg, listing, extra=(old_ref, new_ref))
-    # A pushed range's old side is the branch's own earlier tip, not where it left its base:
-    # the branch's change is measured from the base branch, as its pull request will be.
-    fork_from = (
-        (git.default_base(root, trusted_cfg.base_branch) or old_ref) if mode.change_set is ChangeSet.RANGE else old_ref
-    )
-    if gate.active(trusted_cfg, states.artifacts_tree(old_ref)):
-        anchors = stack.enter_context(trust.anchors(root, trusted_cfg, base=old_ref, head=new_ref))
-        return ranges.judge(
-            root, listing, cfg=trusted_cfg, head_oid=new_ref, plan_id=plan_id, every=True, anchors=anchors,
-            base=old_ref, states=states, fork_from=fork_from,
-        )  # fmt: skip
-    # The base predates adoption: judge every commit made with the gate on, under the
-    # configuration the pushed head carries (there is no older one to trust).
-    cfg = artifacts_tree.trusted_config(root, config_file, new_ref, from_rev=True)
-    anchors = stack.enter_context(trust.anchors(root, cfg, base=old_ref, head=new_ref))
+    pushed = mode.change_set is ChangeSet.RANGE
+    judged = ranges.range_trust(root, config_file, listing, old_ref, new_ref, pushed=pushed)
+    anchors = stack.enter_context(trust.anchors(root, judged.cfg, base=old_ref, head=new_ref))
     return ranges.judge(
-        root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=False, anchors=anchors, base=old_ref,
-        states=states, fork_from=fork_from,
+        root, listing, cfg=judged.cfg, head_oid=new_ref, plan_id=plan_id, every=judged.every, anchors=anchors,
+        base=old_ref, states=judged.states, fork_from=judged.fork_from,
     )  # fmt: skip
 
 
@@ -257,12 +242,9 @@ def _push_new(
     """A push with no usable old tip: every commit the remote's branches do not have."""
     listing = git.commits(root, new_ref, [], not_remote=remote)
     cfg = artifacts_tree.trusted_config(root, config_file, new_ref, from_rev=True)
-    # A repository's first push may carry history from before it adopted harness-gate;
-    # a branch pushed to a remote that already has branches (an orphan, say) is judged whole.
-    first_push = not git.remote_has_branches(root, remote)
     # No commit here is trusted: signed approvals have no allowed_signers to check against.
     anchors = stack.enter_context(trust.anchors(root, cfg, base=None, head=new_ref))
     return ranges.judge(
-        root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=not first_push, anchors=anchors,
-        fork_from=git.default_base(root, cfg.base_branch),
+        root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=ranges.judges_every_pushed(root, remote),
+        anchors=anchors, fork_from=git.default_base(root, cfg.base_branch),
     )  # fmt: skip

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness_gate import artifacts_tree, fingerprints, freshness, fsutil, git, governance, lifecycle, plans, templates
-from harness_gate.errors import Refused
 from harness_gate.report import Report, inactive
 
 
@@ -15,8 +14,7 @@ def complete(cwd: Path, plan_id: str | None, summary: str | None, *, cancel: boo
     if not snap.active:
         return inactive("complete")
     folder, life = governance.plan_for(snap, plan_id)
-    if life.state in lifecycle.ENDED:
-        raise Refused("HG411", f"{folder.path}/plan.md", f"plan `{folder.plan_id}` is already {life.state.value}")
+    lifecycle.require_open(folder, life)
     if cancel:
         return _cancel(root, snap, folder, life, summary)
     name, review = freshness.completing_review(folder, life)

@@ -25,13 +25,22 @@ artifacts_dir = "harness"
 def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
     root = git.toplevel(cwd)
     lines: list[str] = []
-    for runtime in agents:  # checked first: a settings file it cannot merge writes nothing at all
+    # Every check before the first write. Without a configuration, the artifacts root is
+    # the default one the template names.
+    snap = artifacts_tree.from_worktree(root)
+    targets = [
+        ".harness-gate.toml",
+        f"{snap.artifacts_dir}/plans/.gitkeep",
+        ".gitattributes",
+        ".pre-commit-config.yaml",
+    ]
+    fsutil.require_writable(root, [*targets, *(hooks.AGENT_SETTINGS[r] for r in agents)])
+    for runtime in agents:  # a settings file it cannot merge writes nothing at all
         hooks.agent_settings(root, runtime)
     cfg = root / ".harness-gate.toml"
     if not cfg.exists():
         fsutil.write_atomic(cfg, CONFIG_TEMPLATE.encode())
         lines.append("wrote .harness-gate.toml")
-    snap = artifacts_tree.from_worktree(root)
     keep = root / snap.artifacts_dir / "plans" / ".gitkeep"
     if not keep.exists():
         fsutil.write_atomic(keep, b"")

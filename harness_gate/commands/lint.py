@@ -9,7 +9,7 @@ from pathlib import Path
 from harness_gate import artifacts_tree, cache, formats, git, lifecycle, plans
 from harness_gate import report as report_mod
 from harness_gate.errors import usage
-from harness_gate.findings import Finding, finding
+from harness_gate.findings import Finding
 from harness_gate.report import Report
 
 
@@ -51,7 +51,7 @@ def _lint(cwd: Path, root: Path, files: Sequence[str]) -> Report:
             if rel + "/" == prefix:
                 return Report("lint", tuple(_lint_all(snap)))
             if not path.exists() and not path.is_symlink():
-                found.append(finding("HG516", rel, "no such file"))
+                found.append(plans.missing_file(rel))
                 continue
             parts = rel[len(prefix) :].split("/")
             if parts == ["plans"]:
@@ -83,7 +83,3 @@ def _lint_all(snap: artifacts_tree.ArtifactsTree) -> list[Finding]:
     chosen = formats.worktree_files(snap.root, snap.config)
     found.extend(formats.lint_worktree(snap.root, snap.config, chosen))
     return found
-
-
-def _lint_root(snap: artifacts_tree.ArtifactsTree) -> list[Finding]:
-    return plans.root_findings(snap)

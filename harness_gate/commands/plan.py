@@ -11,7 +11,7 @@ from harness_gate import artifacts_tree, branches, fsutil, git, governance, life
 from harness_gate import boundary as boundary_mod
 from harness_gate import report as report_mod
 from harness_gate.artifacts.parse import parse_artifact
-from harness_gate.errors import HarnessGateError, Refused, usage
+from harness_gate.errors import HarnessGateError, usage
 from harness_gate.findings import Finding, Severity
 from harness_gate.report import Report
 
@@ -22,11 +22,6 @@ def _bad_options(problems: Sequence[Finding], what: str) -> HarnessGateError:
     first = next((f for f in problems if f.severity is Severity.ERROR), None)
     message = first.message if first else "it does not validate"
     return usage(f"the options make an invalid {what}, not written: {message}", "Fix that option and run it again.")
-
-
-def _check_id(plan_id: str) -> None:
-    if not plans.PLAN_ID.match(plan_id):
-        raise usage(f"plan id {plan_id!r} is invalid", "Plan ids match [a-z0-9][a-z0-9._-]{0,63}.")
 
 
 def _check_patterns(option: str, patterns: Sequence[str], artifacts_dir: str) -> None:
@@ -56,7 +51,7 @@ def plan_new(
     risks: Sequence[str],
 ) -> Report:
     root = git.toplevel(cwd)
-    _check_id(plan_id)
+    governance.checked_id(plan_id)
     if not verify:
         raise usage("at least one --verify 'ID=COMMAND' is required", "Every plan carries its verification commands.")
     snap = artifacts_tree.from_worktree(root)
@@ -114,16 +109,10 @@ def plan_amend(
     if not snap.active:
         return report_mod.inactive("plan amend")
     folder, life = governance.plan_for(snap, plan_id)
-    plan_md = f"{folder.path}/plan.md"
-    if life.state in lifecycle.ENDED:
-        raise Refused("HG411", plan_md, f"plan `{folder.plan_id}` is {life.state.value}: start a new plan instead")
-    if life.state is lifecycle.PlanState.AWAITING_AMENDMENT:
-        raise Refused(
-            "HG407", plan_md, "an amendment is waiting for its approval", "Approve it first: harness-gate approve"
-        )
-    if life.policy is None or life.plan_sha256 is None:
-        raise Refused("HG201", plan_md, f"plan `{folder.plan_id}` does not parse")
+    lifecycle.require_open(folder, life)
+    lifecycle.require_no_pending_amendment(folder, life)
     policy = life.policy
+    assert policy is not None and life.plan_sha256 is not None  # noqa: S101  (plan_for checked both)
     source = next((e.artifact for e in folder.entries if e.path == policy.source), None) or folder.plan
     assert source is not None  # noqa: S101  (a parsed plan: plan_for checked it)
     _check_patterns("--add-boundary", add_boundary, snap.artifacts_dir)
@@ -220,7 +209,7 @@ def _section_markdown(data: bytes, title: str) -> str | None:
 def plan_use(cwd: Path, plan_id: str) -> Report:
     """Pick the plan this branch's local commands and hook use when it has several open."""
     root = git.toplevel(cwd)
-    _check_id(plan_id)
+    governance.checked_id(plan_id)
     snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return report_mod.inactive("plan use")

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness_gate import artifacts_tree, fingerprints, freshness, fsutil, git, governance, lifecycle, plans, templates
-from harness_gate.errors import Refused
 from harness_gate.report import Report, inactive
 
 
@@ -16,8 +15,7 @@ def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
     if not snap.active:
         return inactive("review new")
     folder, life = governance.plan_for(snap, plan_id)
-    if life.state is lifecycle.PlanState.CANCELLED:
-        raise Refused("HG411", f"{folder.path}/plan.md", f"plan `{folder.plan_id}` is cancelled")
+    lifecycle.require_open(folder, life, rereview=True)
     tree = fingerprints.fingerprint_worktree(root, snap.config)
     refs = freshness.require_fresh_evidence(snap, folder, life, tree)
     assert life.plan_sha256 is not None  # noqa: S101  (_plan checked it)

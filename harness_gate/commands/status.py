@@ -20,13 +20,11 @@ def status(cwd: Path, plan_id: str | None) -> Report:
     if not snap.active:
         return report_mod.inactive("status")
     found: list[Finding] = artifacts_tree.ignored_config(root)
-    try:
-        plan_id = governance.plan_id_for(snap, plan_id)
-    except HarnessGateError as exc:
-        if exc.code not in ("HG201", "HG222"):
-            raise
-        line = f"plan:       none chosen: {exc.message}"
-        return Report("status", (), {"active": True, "plan": None}, lines=(line, f"next:       {exc.hint}"))
+    chosen = governance.plan_or_none(snap, plan_id)
+    if isinstance(chosen, HarnessGateError):
+        line = f"plan:       none chosen: {chosen.message}"
+        return Report("status", (), {"active": True, "plan": None}, lines=(line, f"next:       {chosen.hint}"))
+    plan_id = chosen
     folder = plans.load(snap, plan_id)
     governance.require_plan(
         snap, plan_id, f"there is no plan `{plan_id}` here ({snap.artifacts_dir}/plans/{plan_id}/ is missing)"
@@ -48,7 +46,12 @@ def status(cwd: Path, plan_id: str | None) -> Report:
             untracked = fingerprints.untracked_warning(root, snap.config, f"{folder.path}/evidence.jsonl")
             found.extend(untracked)
     next_step = _next_step(
-        snap, folder, life, fresh, uncommitted=[path for _, path in records], untracked=bool(untracked)
+        snap,
+        folder,
+        life,
+        fresh,
+        uncommitted=[path for _, path in records],
+        untracked=untracked[0].code if untracked else None,
     )
     # status informs, it never blocks: what it finds is what `lint` and `check` would say.
     found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
@@ -111,15 +114,14 @@ def status_view(cwd: Path, plan_id: str | None, base: str | None) -> Report:
     snap = artifacts_tree.from_commit(root, head, cfg)
     if not snap.active:
         return report_mod.inactive("status")
-    try:
-        plan_id = governance.plan_id_for(snap, plan_id)
-    except HarnessGateError as exc:
-        if exc.code not in ("HG201", "HG222"):
-            raise
+    chosen = governance.plan_or_none(snap, plan_id)
+    if isinstance(chosen, HarnessGateError):
         return Report("status", (), {"active": True, "head": head, "plan": None, "plans": []},
-                      lines=(f"plan: none chosen: {exc.message}", f"next: {exc.hint}"))  # fmt: skip
-    if plan_id not in plans.plan_ids(snap):
-        raise usage(f"the HEAD commit has no plan `{plan_id}` ({snap.artifacts_dir}/plans/{plan_id}/ is missing)")
+                      lines=(f"plan: none chosen: {chosen.message}", f"next: {chosen.hint}"))  # fmt: skip
+    plan_id = chosen
+    governance.require_plan(
+        snap, plan_id, f"the HEAD commit has no plan `{plan_id}` ({snap.artifacts_dir}/plans/{plan_id}/ is missing)"
+    )
     folder = plans.load(snap, plan_id)
     life = lifecycle.replay(folder)
     found = tuple(dataclasses.replace(f, severity=Severity.WARNING) for f in (*folder.findings, *life.findings))
@@ -138,9 +140,10 @@ def _next_step(
     fresh: Sequence[evidence.Freshness],
     *,
     uncommitted: Sequence[str],
-    untracked: bool,
+    untracked: str | None,
 ) -> str:
-    """What to do next, from the lifecycle and what the folder and the work tree hold now."""
+    """What to do next, from the lifecycle and what the folder and the work tree hold now.
+    `untracked`: the code of the warning that names untracked files the tree would miss."""
     pending = _unfilled_review(snap, folder)
     if pending is not None:
         return (
@@ -156,7 +159,7 @@ def _next_step(
     stale = [f for f in fresh if not f.fresh]
     if untracked and stale and state not in lifecycle.ENDED - {lifecycle.PlanState.COMPLETED}:
         # verify would record them as part of the tree, and a commit leaves them out (HG310).
-        return "commit, remove or ignore the untracked files HG310 names; then harness-gate verify"
+        return f"commit, remove or ignore the untracked files {untracked} names; then harness-gate verify"
     if state is lifecycle.PlanState.COMPLETED and stale:
         # An update from the base (or any later change) left the completed plan's code unverified.
         return "harness-gate verify, then commit its evidence: the tree changed since the plan completed"
