@@ -48,6 +48,9 @@ _PATCH_LINES = (
     ("*** Move to: ", "A"),
 )
 _SHOWN = 10  # findings named in one reason
+# Ways round the commit gate a shell command can take: git's --no-verify (any prefix git
+# accepts, and `commit -n`), core.hooksPath, and pre-commit's SKIP.
+_BYPASS = re.compile(r"--no-ver(?:i(?:fy?)?)?\b|\bcommit\b[^;&|\n]*\s-[a-z]*n[a-z]*\b|hookspath|\bskip=")
 CODEX_MCP = (
     " To let MCP tools through unjudged, a human removes `mcp__.*` from the PreToolUse matcher in .codex/hooks.json."
 )
@@ -57,8 +60,10 @@ CODEX_MCP = (
 class Decision:
     kind: str  # "allow", "deny", "ask" (PreToolUse); "block", "none" (Stop)
     reason: str = ""
-    # For "ask", what a runtime that cannot ask a human from a hook (Codex) answers instead.
+    # For "ask", what a runtime that cannot ask a human from a hook (Codex) answers instead,
+    # and why.
     cannot_ask: str = "deny"
+    cannot_ask_reason: str = ""
 
 
 class Malformed(Exception):
@@ -131,8 +136,7 @@ def pre_tool_answer(runtime: str, decision: Decision) -> tuple[int, str, str]:
     if runtime == "codex" and decision.kind == "ask":
         # Codex parses `ask` but does not support it: the hook counts as failed and the call
         # runs. What would be asked is denied (an MCP tool) or let through (a shell command).
-        reason = f"Codex cannot ask a human from a hook, so harness-gate denies this. {decision.reason}"
-        decision = Decision(decision.cannot_ask, reason + CODEX_MCP if decision.cannot_ask == "deny" else "")
+        decision = Decision(decision.cannot_ask, decision.cannot_ask_reason)
     if decision.kind == "allow":
         return 0, "", ""
     out = json.dumps({
@@ -257,10 +261,14 @@ def mcp(tool: str) -> Decision:
     repo = _repository(_project())
     if isinstance(repo, Decision):
         return repo
+    what = (
+        f"harness-gate cannot tell what the MCP tool `{tool[:80]}` writes: an MCP server acts on its own, outside "
+        "the gate's view"
+    )
     return Decision(
         "ask",
-        f"harness-gate cannot tell what the MCP tool `{tool[:80]}` writes: an MCP server acts on its own, outside "
-        "the gate's view, so a human decides. The commit gate still judges what it changes in the repository.",
+        f"{what}, so a human decides. The commit gate still judges what it changes in the repository.",
+        cannot_ask_reason=f"{what}, and Codex cannot ask a human from a hook: denied (fail closed).{CODEX_MCP}",
     )
 
 
@@ -298,19 +306,20 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
     _, cfg = repo
     folded = text.casefold()
     hits = [n for n in dict.fromkeys(gate.protected_names(cfg.source)) if n.casefold() in folded]
-    # The artifacts root and `.git` as words (`rm -rf harness`, `> .git/hooks/pre-commit`),
-    # never as part of one (`harness-gate verify`, `.github`, `.harness/`); and the ways
-    # round the commit gate itself.
-    for word in (cfg.artifacts_dir, ".git"):
+    # The artifacts root, `.git` and the runtimes' folders as words (`rm -rf harness`,
+    # `> .git/hooks/pre-commit`, `rm -rf .claude`), never as part of one (`harness-gate
+    # verify`, `.github`, `.harness/`); and the ways round the commit gate itself.
+    for word in (cfg.artifacts_dir, ".git", *gate.AGENT_DIRS):
         if re.search(rf"(?<![\w.-]){re.escape(word.casefold())}(?![\w-])", folded):
             hits.append(word + "/")
-    hits += [w for w in ("--no-verify", "hookspath") if w in folded]
+    hits += [m.group(0) for m in _BYPASS.finditer(folded)]
     if hits:
-        shown = ", ".join(f"`{n}`" for n in hits[:5])
+        shown = ", ".join(f"`{n}`" for n in dict.fromkeys(hits[:5]))
         return Decision(
             "ask",
-            f"harness-gate: this command names {shown}, protected or the artifacts root; a shell command cannot "
-            "be judged by its text, so a human decides. The commit gate still judges what it changes.",
+            f"harness-gate: this command names {shown} (a protected path, the artifacts root, or a way round the "
+            "commit gate); a shell command cannot be judged by its text, so a human decides. The commit gate still "
+            "judges what it changes.",
             cannot_ask="allow",
         )
     return Decision("allow", "harness-gate: shell commands are not judged by their text; `check` judges the commit")
@@ -534,7 +543,9 @@ def on_stop(payload: dict[str, Any]) -> Decision:
     root = location.toplevel
     paths, artifacts = [], []
     for xy, path in git.status_records(root):
-        status = "D" if "D" in xy else ("A" if xy == "??" or xy[0] == "A" else "M")
+        # An addition in the index or the work tree (`A `, ` A` from `add -N`, `AD`) adds;
+        # HEAD never had the file.
+        status = "A" if "A" in xy or xy == "??" else ("D" if "D" in xy else "M")
         if path.startswith(cfg.artifacts_dir + "/"):
             artifacts.append(_change(path, status, True))  # judged by the artifact rules, below
         else:

@@ -170,6 +170,26 @@ def agent_settings(root: Path, runtime: str) -> tuple[str, bytes, bool]:
                 entry = {"matcher": AGENT_MATCHER[runtime], **entry}
             entries.append(entry)
             changed = True
+    # An entry of an earlier `init` under an event this runtime has not (Codex: SubagentStop).
+    for event in set(AGENT_EVENTS["claude"]) - set(AGENT_EVENTS[runtime]):
+        entries = hooks.get(event)
+        if isinstance(entries, list):
+            kept = [
+                e for e in entries
+                if not (isinstance(e, dict) and isinstance(e.get("hooks"), list) and e["hooks"]
+                        and all(isinstance(h, dict) and h.get("command") == command for h in e["hooks"]))
+            ]  # fmt: skip
+            if len(kept) != len(entries):
+                changed = True
+                if kept:
+                    hooks[event] = kept
+                else:
+                    del hooks[event]
     doc["hooks"] = hooks
-    # ensure_ascii off: the user's own text (a non-ASCII path or comment) is kept as written.
-    return rel, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), changed
+    # ensure_ascii off: the user's own text (a non-ASCII path or comment) is kept as written;
+    # on, for text UTF-8 cannot hold (a lone surrogate `\ud800` the JSON escaped).
+    try:
+        data = json.dumps(doc, indent=2, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        data = json.dumps(doc, indent=2).encode("ascii")
+    return rel, data + b"\n", changed

@@ -301,7 +301,8 @@ def test_shell_is_allowed_and_asks_when_it_names_a_protected_path(gated: Repo) -
     assert decision(gated, "Bash", {"command": "harness-gate status"})[0] == "allow"
     # The artifacts root and .git as words, and the ways round the commit gate.
     for command in ("rm -rf harness", "echo > .git/hooks/pre-commit", "git commit --no-verify -m x",
-                    "git config core.hooksPath /dev/null"):  # fmt: skip
+                    "git config core.hooksPath /dev/null", "git commit -n -m x", "git commit --no-veri",
+                    "SKIP=harness-gate git commit", "rm -rf .claude", "mv .agents x"):  # fmt: skip
         assert decision(gated, "Bash", {"command": command})[0] == "ask", command
     for command in ("cat .harness/state.json", "git log --oneline", "python -m harness_gate status"):
         assert decision(gated, "Bash", {"command": command})[0] == "allow", command
@@ -402,6 +403,25 @@ def test_stop_names_a_staged_new_file_an_addition(gated: Repo) -> None:
     assert "the commit gate (`check`) blocks" in reason and "Revert them" in reason
 
 
+def test_stop_names_an_intent_to_add_an_addition(gated: Repo) -> None:
+    gated.write("intended.py", "x\n")
+    gated.git("add", "-N", "intended.py")
+    stop = {"cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    assert "`intended.py`: added outside the write boundary" in hook(gated, stop)[1]["reason"]
+
+
+def test_init_agent_keeps_text_utf8_cannot_hold_and_drops_codexs_old_subagentstop(gated: Repo) -> None:
+    gated.write(".claude/settings.json", '{"note": "\\ud800x", "hooks": {}}')
+    command = {"type": "command", "command": "harness-gate agent-hook --runtime codex"}
+    mine = {"hooks": [command]}
+    theirs = {"hooks": [{"type": "command", "command": "mine"}]}
+    gated.write(".codex/hooks.json", json.dumps({"hooks": {"SubagentStop": [mine, theirs]}}))
+    res = gated.cli("init", "--agent", "claude", "--agent", "codex")
+    assert res.exit_code == 0, res.output
+    assert json.loads(gated.read(".claude/settings.json"))["note"] == "\ud800x"
+    assert json.loads(gated.read(".codex/hooks.json"))["hooks"]["SubagentStop"] == [theirs]
+
+
 def test_stop_allows_changes_inside_the_boundary(gated: Repo) -> None:
     gated.write("src/a.py", "a = 2\n")
     gated.write("src/new.py", "b = 2\n")
@@ -436,10 +456,10 @@ def test_init_agent_after_adoption_names_the_plan_the_protected_settings_need(re
     res = repo.cli("init", "--agent", "claude", "--agent", "codex")
     assert res.exit_code == 0, res.output
     assert "Adopt harness-gate" not in res.output  # no adopting commit lets them in now
-    step = next(line for line in res.output.splitlines() if "plan new agent-hook" in line)
+    step = next(line for line in res.output.splitlines() if "plan new gate-setup" in line)
     assert "--boundary .claude/settings.json --boundary .codex/hooks.json" in step
     # The steps it names, followed: the commit passes the gate.
-    plan = ["plan", "new", "agent-hook", "--objective", "Install the agent hook"]
+    plan = ["plan", "new", "gate-setup", "--objective", "Set up harness-gate"]
     res = repo.cli(
         *plan, "--boundary", ".claude/settings.json", "--boundary", ".codex/hooks.json", "--verify", "lint=true"
     )
@@ -627,6 +647,7 @@ def test_mcp_tools_are_routed_to_the_hook_and_asked_about(gated: Repo) -> None:
         assert verdict == answer
         assert "cannot tell what the MCP tool `mcp__filesystem__write_file` writes" in reason
     assert "removes `mcp__.*` from the PreToolUse matcher" in reason
+    assert "a human decides" not in reason  # the Codex reason says what happens there: a deny
     assert decision(gated, "FileWriter", {"path": "src/x"})[0] == "deny"  # not MCP, not known: denied
 
 

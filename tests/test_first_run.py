@@ -125,6 +125,25 @@ def test_init_says_to_commit_the_set_up_and_install_the_hooks(repo: Repo) -> Non
     assert "git add" not in again and "next: pre-commit install" in again
 
 
+def test_init_beside_a_pyproject_table_sets_up_the_root_its_own_file_names(repo: Repo) -> None:
+    repo.write("pyproject.toml", '[tool.harness-gate]\nartifacts_dir = "gov"\n')
+    assert repo.cli("init").exit_code == 0
+    # `.harness-gate.toml` is then the whole configuration: everything else follows it.
+    assert 'artifacts_dir = "harness"' in repo.read(".harness-gate.toml").decode()
+    assert (repo.path / "harness/plans/.gitkeep").is_file() and not (repo.path / "gov").exists()
+    assert "^harness/" in repo.read(".pre-commit-config.yaml").decode()
+
+
+def test_init_in_an_adopted_repository_names_every_protected_file_it_changed(repo: Repo) -> None:
+    repo.write("README.md", "x\n")
+    repo.cli("init")
+    repo.git("add", ".harness-gate.toml", "harness")  # adopted without the hooks' files
+    repo.git("commit", "-qm", "Adopt harness-gate")
+    out = repo.cli("init").output
+    step = next(line for line in out.splitlines() if "plan new gate-setup" in line)
+    assert "--boundary .gitattributes --boundary .pre-commit-config.yaml" in step
+
+
 # 4. plan amend
 def test_plan_amend_writes_an_amendment_ready_for_approve(adopted: Repo) -> None:
     planned(adopted)

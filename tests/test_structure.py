@@ -81,9 +81,11 @@ def test_no_command_module_names_a_rule_code() -> None:
     command (docs/design.md, "Commands and refusals"): no string in harness_gate/commands/
     holds one. A usage error's HG904 comes from `errors.usage`, a shallow clone's HG905 from
     `errors.not_enough_history`."""
+    modules = sorted(COMMANDS.glob("*.py"))
+    assert len(modules) > 10  # the commands were read
     offenders = [
         f"{path.name}:{node.lineno}: {node.value!r}"
-        for path in sorted(COMMANDS.glob("*.py"))
+        for path in modules
         for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path)))
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and RULE_CODE.search(node.value)
     ]

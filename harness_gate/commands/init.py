@@ -16,21 +16,24 @@ GITATTRIBUTES_LINES = (
 )
 
 
-CONFIG_TEMPLATE = """\
+TEMPLATE_ROOT = "harness"  # the artifacts root CONFIG_TEMPLATE names
+CONFIG_TEMPLATE = f"""\
 # harness-gate configuration (docs/config.md)
-artifacts_dir = "harness"
+artifacts_dir = "{TEMPLATE_ROOT}"
 """
 
 
 def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
     root = git.toplevel(cwd)
     lines: list[str] = []
-    # Every check before the first write. Without a configuration, the artifacts root is
-    # the default one the template names.
-    snap = artifacts_tree.from_worktree(root)
+    # Every check before the first write. Without `.harness-gate.toml`, the artifacts root
+    # is the template's: the file init writes is then the whole configuration (a
+    # `[tool.harness-gate]` table beside it is not read).
+    exists = (root / ".harness-gate.toml").exists()
+    planned = artifacts_tree.from_worktree(root).artifacts_dir if exists else TEMPLATE_ROOT
     targets = [
         ".harness-gate.toml",
-        f"{snap.artifacts_dir}/plans/.gitkeep",
+        f"{planned}/plans/.gitkeep",
         ".gitattributes",
         ".pre-commit-config.yaml",
     ]
@@ -41,6 +44,7 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
     if not cfg.exists():
         fsutil.write_atomic(cfg, CONFIG_TEMPLATE.encode())
         lines.append("wrote .harness-gate.toml")
+    snap = artifacts_tree.from_worktree(root)
     keep = root / snap.artifacts_dir / "plans" / ".gitkeep"
     if not keep.exists():
         fsutil.write_atomic(keep, b"")
@@ -79,11 +83,11 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
     types = " ".join(f"--hook-type {t}" for t in hooks.INSTALL_TYPES)
     head = git.head(root)
     adopted = head is not None and gate.active_at(root, head, artifacts_tree.trusted_config(root, None, head))
-    # Once the gate is on, the agent settings are protected paths: no adopting commit lets
+    # Once the gate is on, the set-up files are protected paths: no adopting commit lets
     # them in unjudged, a plan that names each exactly does (docs/agents.md).
-    protected = [p for p in agent_files if adopted and git.status_records(root, p)]
-    set_up = [".harness-gate.toml", ".gitattributes", ".pre-commit-config.yaml", snap.artifacts_dir]
-    set_up += [p for p in agent_files if p not in protected]
+    files = [".harness-gate.toml", ".gitattributes", ".pre-commit-config.yaml", *agent_files]
+    protected = [p for p in files if git.status_records(root, p)] if adopted else []
+    set_up = [*files[:3], snap.artifacts_dir, *files[3:]]
     # Only the set-up's own files: `git add -A` would sweep work in progress into the adoption.
     steps = (
         [f"git add {' '.join(set_up)} && git commit -m 'Adopt harness-gate'   (the adopting commit is not judged)"]
@@ -93,10 +97,11 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
     if protected:
         named = " ".join(f"--boundary {p}" for p in protected)
         steps += [
-            f"harness-gate plan new agent-hook --objective 'Install the agent hook' {named} "
+            f"harness-gate plan new gate-setup --objective 'Set up harness-gate' {named} "
             "--verify 'lint=harness-gate lint'   (the gate is on: these are protected paths, a plan must name each "
             "exactly)",
-            f"harness-gate approve && git add {snap.artifacts_dir} {' '.join(protected)} && git commit -m 'Agent hook'",
+            f"harness-gate approve && git add {snap.artifacts_dir} {' '.join(protected)} && git commit -m 'Set up "
+            "harness-gate'",
         ]
     steps += [f"pre-commit install {types}   (in each clone)"]
     if not protected:
