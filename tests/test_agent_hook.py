@@ -46,6 +46,10 @@ def pre(repo: Repo, tool: str, tool_input: dict[str, Any], **extra: Any) -> dict
     }  # fmt: skip
 
 
+def stop_payload(repo: Repo, active: object = False) -> dict[str, Any]:
+    return {"session_id": "s1", "cwd": str(repo.path), "hook_event_name": "Stop", "stop_hook_active": active}
+
+
 def decision(repo: Repo, tool: str, tool_input: dict[str, Any], runtime: str = "claude") -> tuple[str, str]:
     code, out, _ = hook(repo, pre(repo, tool, tool_input), runtime)
     if out is None:  # allowed: no answer, the runtime's own permissions apply
@@ -381,7 +385,7 @@ def test_the_click_command_answers_the_same(gated: Repo) -> None:
 
 @pytest.mark.slow
 def test_stop_blocks_once_on_changes_the_gate_would_refuse(gated: Repo) -> None:
-    stop = {"session_id": "s", "cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    stop = stop_payload(gated)
     assert hook(gated, stop)[:2] == (0, None)  # a clean work tree: stop
     gated.write("other.py", "x = 2\n")
     gated.write("src/a.py", "a = 2\n")
@@ -397,7 +401,7 @@ def test_stop_blocks_once_on_changes_the_gate_would_refuse(gated: Repo) -> None:
 def test_stop_names_a_staged_new_file_an_addition(gated: Repo) -> None:
     gated.write("brand-new.py", "x\n")
     gated.git("add", "brand-new.py")
-    stop = {"cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    stop = stop_payload(gated)
     reason = hook(gated, stop)[1]["reason"]
     assert "`brand-new.py`: added outside the write boundary" in reason
     assert "the commit gate (`check`) blocks" in reason and "Revert them" in reason
@@ -406,7 +410,7 @@ def test_stop_names_a_staged_new_file_an_addition(gated: Repo) -> None:
 def test_stop_names_an_intent_to_add_an_addition(gated: Repo) -> None:
     gated.write("intended.py", "x\n")
     gated.git("add", "-N", "intended.py")
-    stop = {"cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    stop = stop_payload(gated)
     assert "`intended.py`: added outside the write boundary" in hook(gated, stop)[1]["reason"]
 
 
@@ -425,7 +429,7 @@ def test_init_agent_keeps_text_utf8_cannot_hold_and_drops_codexs_old_subagentsto
 def test_stop_allows_changes_inside_the_boundary(gated: Repo) -> None:
     gated.write("src/a.py", "a = 2\n")
     gated.write("src/new.py", "b = 2\n")
-    stop = {"cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    stop = stop_payload(gated)
     assert hook(gated, stop)[:2] == (0, None)
 
 
@@ -495,7 +499,7 @@ def test_the_hook_starts_on_the_lean_path_without_click(gated: Repo) -> None:
 def test_stop_reports_evidence_that_is_not_fresh_once(repo: Repo) -> None:
     setup_gated(repo, config='artifacts_dir = "harness"\nreview_stages = []\ncompletion_stages = []\n')
     repo.write("src/a.py", "a = 2\n")
-    stop = {"cwd": str(repo.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    stop = stop_payload(repo)
     _, out, _ = hook(repo, stop)
     assert out["decision"] == "block"
     assert "evidence for `tests` is missing" in out["reason"] and "harness-gate verify" in out["reason"]
@@ -700,7 +704,7 @@ def test_a_payload_over_the_cap_is_denied_without_reading_it_all(gated: Repo) ->
 @pytest.mark.parametrize("active", [True, "true", "TRUE", " True "])
 def test_stop_hook_active_true_or_the_string_true_never_blocks(gated: Repo, active: Any) -> None:
     gated.write("other.py", "x = 3\n")
-    stop = {"cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": active}
+    stop = stop_payload(gated, active)
     assert hook(gated, stop)[:2] == (0, None)
     assert hook(gated, {**stop, "stop_hook_active": "false"})[1]["decision"] == "block"
 
@@ -715,7 +719,7 @@ def test_stop_hook_active_true_or_the_string_true_never_blocks(gated: Repo, acti
     ids=["approvals-rewritten", "approved-plan-edited", "unknown-artifact"],
 )
 def test_stop_reports_artifacts_the_gate_would_refuse(gated: Repo, rel: str, text: str, code: str) -> None:
-    stop = {"cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    stop = stop_payload(gated)
     gated.write(rel, text)
     _, out, _ = hook(gated, stop)
     assert out is not None and out["decision"] == "block"
@@ -726,7 +730,7 @@ def test_stop_reports_artifacts_the_gate_would_refuse(gated: Repo, rel: str, tex
 
 
 def test_stop_lets_the_gates_own_artifact_commands_through(gated: Repo) -> None:
-    stop = {"cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    stop = stop_payload(gated)
     gated.new_plan("p2")
     gated.write("src/a.py", "a = 3\n")
     assert hook(gated, stop)[:2] == (0, None)
@@ -734,7 +738,7 @@ def test_stop_lets_the_gates_own_artifact_commands_through(gated: Repo) -> None:
 
 def test_stop_reports_an_invalid_new_plan(gated: Repo) -> None:
     gated.write("harness/plans/p3/plan.md", "no front matter here\n")
-    stop = {"cwd": str(gated.path), "hook_event_name": "Stop", "stop_hook_active": False}
+    stop = stop_payload(gated)
     _, out, _ = hook(gated, stop)
     assert out is not None and out["decision"] == "block"
     assert "harness/plans/p3/plan.md" in out["reason"]

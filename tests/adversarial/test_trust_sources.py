@@ -28,27 +28,18 @@ def branch(repo: Repo) -> None:
 # -- item 4: [tool.harness-gate] in pyproject.toml ------------------------------------
 
 
-def test_pyproject_is_protected_when_the_gate_keeps_no_config_there(repo: Repo) -> None:
-    """The base keeps its configuration in `.harness-gate.toml`; a boundary of `*.toml` still
-    does not let a pull request write pyproject.toml, where the gate's table could go."""
+@pytest.mark.parametrize("config_file", [True, False], ids=["config-file", "defaults"])
+def test_pyproject_is_protected_when_the_gate_keeps_no_config_there(repo: Repo, config_file: bool) -> None:
+    """The base keeps its configuration in `.harness-gate.toml`, or was adopted with the
+    defaults (no configuration file at all); either way a boundary of `*.toml` does not let
+    a pull request write pyproject.toml, where the gate's table could go."""
     setup_gated(repo, boundary=("src/**", "*.toml"), config=STRICT)
+    if not config_file:
+        (repo.path / ".harness-gate.toml").unlink()
+        commit(repo, "the defaults")
     branch(repo)
     repo.write("pyproject.toml", "[tool.harness-gate]\nevidence_stages = []\n")
     commit(repo, "a table the next pull request would be judged by")
-    code, found = check(repo, *CI)
-    assert code == 1
-    assert ("HG102", "pyproject.toml") in found
-
-
-def test_pyproject_is_protected_with_no_configuration_file_at_all(repo: Repo) -> None:
-    """Adopted with the defaults (no configuration file on the base): adding the table
-    is a protected change too."""
-    setup_gated(repo, boundary=("src/**", "*.toml"), config=STRICT)
-    (repo.path / ".harness-gate.toml").unlink()
-    commit(repo, "the defaults")
-    branch(repo)
-    repo.write("pyproject.toml", "[tool.harness-gate]\nevidence_stages = []\n")
-    commit(repo, "add the table")
     code, found = check(repo, *CI)
     assert code == 1
     assert ("HG102", "pyproject.toml") in found
