@@ -208,8 +208,13 @@ def config_of(read: Mapping[str, bytes]) -> config_mod.Config:
     return cfg if cfg is not None else config_mod.parse(own, pyproject)
 
 
+def worktree_config(root: Path) -> config_mod.Config:
+    """The configuration as the work tree's files hold it."""
+    return config_of({p: (root / p).read_bytes() for p in CONFIG_PATHS if (root / p).is_file()})
+
+
 def from_worktree(root: Path) -> ArtifactsTree:
-    cfg = config_of({p: (root / p).read_bytes() for p in CONFIG_PATHS if (root / p).is_file()})
+    cfg = worktree_config(root)
     base = root / cfg.artifacts_dir
     files: dict[str, bytes] = {}
     logs: dict[str, Path] = {}

@@ -7,6 +7,7 @@ installs, `language: python`) and the `.pre-commit-config.yaml` that `init` writ
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,19 +150,22 @@ def agent_settings(root: Path, runtime: str) -> tuple[str, bytes, bool]:
             "Fix it, or add the agent hook by hand (docs/agents.md).",
         )  # fmt: skip
     command = agent_command(runtime)
+
+    def ours(entry: object, test: Callable[[Iterable[bool]], bool]) -> bool:
+        """Whether `test` (any, all) of the entry's hooks run this command."""
+        hooks_of = entry.get("hooks") if isinstance(entry, dict) else None
+        return isinstance(hooks_of, list) and test(
+            isinstance(h, dict) and h.get("command") == command for h in hooks_of
+        )
+
     changed = not path.exists()
     for event in AGENT_EVENTS[runtime]:
         entries = hooks.setdefault(event, [])
-        mine = [
-            e for e in entries
-            if isinstance(e, dict) and isinstance(e.get("hooks"), list)
-            and any(isinstance(h, dict) and h.get("command") == command for h in e["hooks"])
-        ]  # fmt: skip
+        mine = [e for e in entries if ours(e, any)]
         for old in mine:
             # An entry of an earlier `init` routes the tools it knew: it gets today's matcher
             # (MCP tools), unless it holds other hooks, whose matcher is the user's.
-            only_mine = all(isinstance(h, dict) and h.get("command") == command for h in old["hooks"])
-            if event == "PreToolUse" and only_mine and old.get("matcher") != AGENT_MATCHER[runtime]:
+            if event == "PreToolUse" and ours(old, all) and old.get("matcher") != AGENT_MATCHER[runtime]:
                 old["matcher"] = AGENT_MATCHER[runtime]
                 changed = True
         if not mine:
@@ -174,11 +178,7 @@ def agent_settings(root: Path, runtime: str) -> tuple[str, bytes, bool]:
     for event in set(AGENT_EVENTS["claude"]) - set(AGENT_EVENTS[runtime]):
         entries = hooks.get(event)
         if isinstance(entries, list):
-            kept = [
-                e for e in entries
-                if not (isinstance(e, dict) and isinstance(e.get("hooks"), list) and e["hooks"]
-                        and all(isinstance(h, dict) and h.get("command") == command for h in e["hooks"]))
-            ]  # fmt: skip
+            kept = [e for e in entries if not (ours(e, any) and ours(e, all))]  # entries of this hook alone
             if len(kept) != len(entries):
                 changed = True
                 if kept:

@@ -30,35 +30,34 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
     # is the template's: the file init writes is then the whole configuration (a
     # `[tool.harness-gate]` table beside it is not read).
     exists = (root / ".harness-gate.toml").exists()
-    planned = artifacts_tree.from_worktree(root).artifacts_dir if exists else TEMPLATE_ROOT
+    artifacts_dir = artifacts_tree.worktree_config(root).artifacts_dir if exists else TEMPLATE_ROOT
     targets = [
         ".harness-gate.toml",
-        f"{planned}/plans/.gitkeep",
+        f"{artifacts_dir}/plans/.gitkeep",
         ".gitattributes",
         ".pre-commit-config.yaml",
     ]
     fsutil.require_writable(root, [*targets, *(hooks.AGENT_SETTINGS[r] for r in agents)])
-    for runtime in agents:  # a settings file it cannot merge writes nothing at all
-        hooks.agent_settings(root, runtime)
+    # A settings file it cannot merge writes nothing at all: merged before any write.
+    settings = [hooks.agent_settings(root, runtime) for runtime in agents]
     cfg = root / ".harness-gate.toml"
     if not cfg.exists():
         fsutil.write_atomic(cfg, CONFIG_TEMPLATE.encode())
         lines.append("wrote .harness-gate.toml")
-    snap = artifacts_tree.from_worktree(root)
-    keep = root / snap.artifacts_dir / "plans" / ".gitkeep"
+    keep = root / artifacts_dir / "plans" / ".gitkeep"
     if not keep.exists():
         fsutil.write_atomic(keep, b"")
-        lines.append(f"wrote {snap.artifacts_dir}/plans/.gitkeep")
+        lines.append(f"wrote {artifacts_dir}/plans/.gitkeep")
     attrs = root / ".gitattributes"
     old = attrs.read_text("utf-8") if attrs.exists() else ""
-    wanted = [ln.replace("harness/", snap.artifacts_dir + "/", 1) for ln in GITATTRIBUTES_LINES]
+    wanted = [ln.replace("harness/", artifacts_dir + "/", 1) for ln in GITATTRIBUTES_LINES]
     missing = [ln for ln in wanted if ln not in old.splitlines()]
     if missing:
         sep = "" if not old or old.endswith("\n") else "\n"
         fsutil.write_atomic(attrs, (old + sep + "\n".join(missing) + "\n").encode())
         lines.append("added merge=union for the JSONL logs to .gitattributes")
     pcc = root / ".pre-commit-config.yaml"
-    config = hooks.local_config(snap.artifacts_dir)
+    config = hooks.local_config(artifacts_dir)
     if not pcc.exists():
         fsutil.write_atomic(pcc, config.encode())
         lines.append("wrote .pre-commit-config.yaml")
@@ -72,8 +71,7 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
             + config[config.index("  - repo: local") :]
         )
     agent_files = []
-    for runtime in agents:
-        path, merged, changed = hooks.agent_settings(root, runtime)
+    for runtime, (path, merged, changed) in zip(agents, settings, strict=True):
         agent_files.append(path)
         if changed:
             fsutil.write_atomic(root / path, merged)
@@ -87,7 +85,7 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
     # them in unjudged, a plan that names each exactly does (docs/agents.md).
     files = [".harness-gate.toml", ".gitattributes", ".pre-commit-config.yaml", *agent_files]
     protected = [p for p in files if git.status_records(root, p)] if adopted else []
-    set_up = [*files[:3], snap.artifacts_dir, *files[3:]]
+    set_up = [*files[:3], artifacts_dir, *files[3:]]
     # Only the set-up's own files: `git add -A` would sweep work in progress into the adoption.
     steps = (
         [f"git add {' '.join(set_up)} && git commit -m 'Adopt harness-gate'   (the adopting commit is not judged)"]
@@ -100,7 +98,7 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
             f"harness-gate plan new gate-setup --objective 'Set up harness-gate' {named} "
             "--verify 'lint=harness-gate lint'   (the gate is on: these are protected paths, a plan must name each "
             "exactly)",
-            f"harness-gate approve && git add {snap.artifacts_dir} {' '.join(protected)} && git commit -m 'Set up "
+            f"harness-gate approve && git add {artifacts_dir} {' '.join(protected)} && git commit -m 'Set up "
             "harness-gate'",
         ]
     steps += [f"pre-commit install {types}   (in each clone)"]
