@@ -96,9 +96,9 @@ def _own_file(prefix: str, suffix: str, text: str) -> Path:
     return Path(name)
 
 
-def write_outputs(report: Report, *, sarif: bool = False, root: Path | None = None) -> None:
+def write_outputs(report: Report, *, sarif: bool = False) -> None:
     """Annotations on stdout; summary, JSON report (and with `sarif`, a SARIF log) and step
-    outputs where GitHub asks. `root`: the repository (SARIF's results without a path).
+    outputs where GitHub asks.
 
     Nothing else reaches stdout: the runner scans every line for workflow commands, and
     a file name printed as-is could carry one."""
@@ -116,7 +116,7 @@ def write_outputs(report: Report, *, sarif: bool = False, root: Path | None = No
     if sarif:
         from harness_gate import sarif as sarif_mod  # noqa: PLC0415  (only when asked)
 
-        log = sarif_mod.to_sarif(report, root=root or repository_root(Path.cwd()))
+        log = sarif_mod.to_sarif(report, root=repository_root(Path.cwd()))
         sarif_path = _own_file("harness-gate-sarif-", ".sarif", json.dumps(log, indent=2, ensure_ascii=False) + "\n")
     output = os.environ.get("GITHUB_OUTPUT")
     if output:

@@ -16,7 +16,7 @@ from typing import Any
 
 from harness_gate import artifacts_tree, freshness, git, lifecycle, plans
 from harness_gate.findings import Finding
-from harness_gate.report import Report, clean, safe
+from harness_gate.report import Report, clean, ordered, safe
 
 UNSIGNED = "unsigned records count (require_signed_approvals is off)"
 NOT_CHECKED = "signatures not checked here (`check` verifies them)"
@@ -318,8 +318,6 @@ def body(report: Report) -> list[str]:
 
 def findings_markdown(findings: Sequence[Finding], shown: int | None = FINDINGS_SHOWN) -> list[str]:
     """The findings table, most important first; past `shown` rows (None: no cap) the rest are counted."""
-    from harness_gate.report import ordered  # noqa: PLC0415
-
     if not findings:
         return []
     out = [f"<details open><summary>Findings ({len(findings)})</summary>", "",

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from harness_gate import __version__
+from harness_gate.artifacts_tree import CONFIG_PATHS
 from harness_gate.findings import PROJECT_URL, RULES, Finding, Severity, rule_url
 from harness_gate.report import Report, clean, error_location, ordered
 
@@ -27,9 +28,9 @@ SRCROOT = "%SRCROOT%"
 # instead of hashing the text of the line, which moves when the file around it changes).
 FINGERPRINT = "harnessGate/v1"
 GITHUB_FINGERPRINT = "primaryLocationLineHash"
-# Where a result without a path is shown: GitHub requires a location, and the gate's
+# Where a result without a path is shown (GitHub requires a location): the gate's
 # configuration file is the repository's one file about the gate itself.
-CONFIG_FILES = (".harness-gate.toml", "pyproject.toml")
+CONFIG_FILES = CONFIG_PATHS
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
 # Rules that never block, whatever the stage: a finding of any other rule blocks unless

@@ -30,7 +30,7 @@ def _chosen(root: Path, cwd: Path, cfg: Config, names: Sequence[str]) -> list[tu
 
 def list_files(cwd: Path) -> Report:
     root = git.toplevel(cwd)
-    cfg = artifacts_tree.from_worktree(root).config
+    cfg = artifacts_tree.worktree_config(root)
     chosen = formats.worktree_files(root, cfg)
     lines = [f"{n:9} {p}" for n, p in chosen] or ["no files of the other harness formats"]
     return Report("formats list", data={"files": [{"format": n, "path": p} for n, p in chosen]}, lines=tuple(lines))
@@ -39,7 +39,7 @@ def list_files(cwd: Path) -> Report:
 def status(cwd: Path, names: Sequence[str]) -> Report:
     """Validity, and the counts a format defines (a task list's counts by status), per file."""
     root = git.toplevel(cwd)
-    cfg = artifacts_tree.from_worktree(root).config
+    cfg = artifacts_tree.worktree_config(root)
     chosen = _chosen(root, cwd, cfg, names)
     files = formats.Files(root, None, worktree=True)
     ctx = formats.Context(cfg, files)

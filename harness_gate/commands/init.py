@@ -84,12 +84,13 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
     # Once the gate is on, the set-up files are protected paths: no adopting commit lets
     # them in unjudged, a plan that names each exactly does (docs/agents.md).
     files = [".harness-gate.toml", ".gitattributes", ".pre-commit-config.yaml", *agent_files]
-    protected = [p for p in files if git.status_records(root, p)] if adopted else []
     set_up = [*files[:3], artifacts_dir, *files[3:]]
+    touched = {path for _, path in git.status_records(root, *set_up)}  # each file, untracked ones too
+    protected = [p for p in files if p in touched] if adopted else []
     # Only the set-up's own files: `git add -A` would sweep work in progress into the adoption.
     steps = (
         [f"git add {' '.join(set_up)} && git commit -m 'Adopt harness-gate'   (the adopting commit is not judged)"]
-        if not adopted and git.status_records(root, *set_up)
+        if not adopted and touched
         else []
     )
     if protected:

@@ -10,7 +10,7 @@ from pathlib import Path
 from harness_gate.errors import GitError
 from harness_gate.git.process import finish_work, run, run_status, start, start_work, terminated
 from harness_gate.git.repo import git_path
-from harness_gate.git.trees import Blob, parse_entries
+from harness_gate.git.trees import Blob, parse_entries, tree_entries
 
 
 def index_file(root: Path) -> Path:
@@ -85,11 +85,7 @@ def prefetch_index_entries(root: Path, *prefixes: str) -> None:
 
 def symlinks(root: Path, rev: str | None) -> dict[bytes, str]:
     """Every symlink of a state (the index when rev is None): path -> blob id."""
-    if rev is None:
-        verify_index(root)
-        entries = parse_entries(run(["ls-files", "--stage", "-z"], cwd=root), staged=True)
-    else:
-        entries = parse_entries(run(["ls-tree", "-r", "-z", "--full-tree", rev], cwd=root), staged=False)
+    entries = index_entries(root) if rev is None else tree_entries(root, rev)
     return {os.fsencode(e.path): e.oid for e in entries if e.mode == "120000"}
 
 
