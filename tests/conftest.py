@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.adversarial.util import setup_gated
 from tests.github_runner import action_venv, runner_temp  # noqa: F401  (fixtures for every test module)
-from tests.helpers import Repo
+from tests.helpers import Repo, from_template
 
 ADVERSARIAL = Path(__file__).resolve().parent / "adversarial"
 
@@ -53,3 +54,11 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Repo]:
     subprocess.run(["git", "init", "-q", str(path)], check=True)
     monkeypatch.chdir(path)
     yield Repo(path)
+
+
+@pytest.fixture
+def gated(repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    """An approved plan for `src/**`, committed; evidence and reviews switched off (built
+    once per run and copied: tests/helpers.py `from_template`)."""
+
+    return from_template(repo, tmp_path_factory, "setup-gated", setup_gated)

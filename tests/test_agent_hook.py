@@ -71,8 +71,9 @@ def kind(repo: Repo, payload: dict[str, Any], runtime: str = "claude") -> str:
 
 
 @pytest.fixture
-def gated(repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> Repo:
-    return from_template(repo, tmp_path_factory, "setup-gated", setup_gated)
+def wide(repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    """`gated`, with a boundary that allows the protected paths' folders (WIDE)."""
+    return from_template(repo, tmp_path_factory, "setup-gated-wide", lambda r: setup_gated(r, boundary=WIDE))
 
 
 def patch(*body: str) -> str:
@@ -162,8 +163,8 @@ def test_a_path_through_a_symlink_inside_is_judged_where_it_lands(gated: Repo) -
              ".agents/skills/deploy/SKILL.md",
              ".codex/hooks.json", ".Claude/Settings.json"],
 )  # fmt: skip
-def test_protected_paths_are_denied_even_inside_a_wide_boundary(repo: Repo, path: str) -> None:
-    setup_gated(repo, boundary=WIDE)
+def test_protected_paths_are_denied_even_inside_a_wide_boundary(wide: Repo, path: str) -> None:
+    repo = wide
     verdict, reason = decision(repo, "Write", {"file_path": path, "content": "{}"})
     assert verdict == "deny", reason
     assert path in reason
@@ -187,8 +188,8 @@ def test_the_artifacts_root_is_denied(gated: Repo) -> None:
         assert "harness-gate approve" in reason
 
 
-def test_dot_git_is_denied(repo: Repo) -> None:
-    setup_gated(repo, boundary=WIDE)
+def test_dot_git_is_denied(wide: Repo) -> None:
+    repo = wide
     verdict, reason = decision(repo, "Write", {"file_path": ".git/hooks/pre-commit", "content": "exit 0"})
     assert verdict == "deny"
     assert ".git" in reason
@@ -355,7 +356,7 @@ def test_another_branchs_plan_governs_nothing_here(repo: Repo) -> None:
     repo.approve()
     commit(repo, "plan p1")
     assert decision(repo, "Write", {"file_path": "src/a.py", "content": "x"})[0] == "allow"
-    repo.git("checkout", "-q", "-b", "other", "main" if b"main" in repo.git("branch") else "master")
+    repo.git("checkout", "-q", "-b", "other", "main")
     repo.git("merge", "-q", "--no-ff", "-m", "merge feature", "feature")
     verdict, reason = decision(repo, "Write", {"file_path": "src/a.py", "content": "x"})
     assert verdict == "deny"  # as `check --staged` decides: p1 is another branch's
@@ -522,10 +523,10 @@ def test_apply_patch_through_the_shell_is_judged_as_a_patch(gated: Repo) -> None
 
 
 @pytest.mark.slow
-def test_a_cwd_in_another_repository_does_not_switch_the_gate_off(repo: Repo, tmp_path: Path) -> None:
+def test_a_cwd_in_another_repository_does_not_switch_the_gate_off(wide: Repo, tmp_path: Path) -> None:
     """The payload's `cwd` follows the agent's `cd`: into a repository it made inside this
     one, or another one. The guarded repository is the project's, where the hook starts."""
-    setup_gated(repo, boundary=WIDE)
+    repo = wide
     subprocess.run(["git", "init", "-q", str(repo.path / "src/sub")], check=True)
     other = tmp_path / "other"
     subprocess.run(["git", "init", "-q", str(other)], check=True)

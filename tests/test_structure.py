@@ -125,8 +125,6 @@ def _state(repo: Repo) -> dict[str, bytes]:
 @pytest.fixture
 def executing(repo: Repo) -> Repo:
     """An approved, committed plan `p1` with an amendment waiting for its approval."""
-    repo.git("config", "user.name", "A U Thor")
-    repo.git("config", "user.email", "author@example.com")
     assert repo.cli("init").exit_code == 0
     repo.git("add", "-A")
     repo.git("commit", "-qm", "adopt")
@@ -142,10 +140,8 @@ def executing(repo: Repo) -> Repo:
 def test_an_authoring_command_that_refuses_writes_nothing(executing: Repo) -> None:
     for args, code, rule in REFUSALS:
         before = _state(executing)
-        res = executing.cli(*args, "--format", "json", input="n\n") if "--" not in args else None
-        if res is None:  # `record -- CMD`: the options come before the command
-            at = args.index("--")
-            res = executing.cli(*args[:at], "--format", "json", *args[at:])
+        at = args.index("--") if "--" in args else len(args)  # `record -- CMD`: options before the command
+        res = executing.cli(*args[:at], "--format", "json", *args[at:], input="n\n")
         assert res.exit_code == code, (args, res.output)
         doc = json.loads(res.output[res.output.index("{") :])
         said = doc["error"]["code"] if code == 2 else doc["findings"][0]["code"]

@@ -7,15 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.adversarial.util import setup_gated
-from tests.helpers import Repo, from_template
-
-
-@pytest.fixture
-def gated(repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> Repo:
-    """An approved plan for `src/**`, committed; evidence and reviews switched off."""
-    return from_template(repo, tmp_path_factory, "setup-gated", setup_gated)
-
 
 @pytest.fixture(scope="session")
 def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:

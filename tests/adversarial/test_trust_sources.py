@@ -5,6 +5,7 @@ code) run only after every other fact is established."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,12 +13,11 @@ from typing import Any
 
 import pytest
 
-from tests.adversarial.util import BOUNDARY_ONLY, FOLDER, PY, check, commit, rev, setup_gated
+from tests.adversarial.util import BOUNDARY_ONLY, FOLDER, PY, check, codes_of, commit, report, rev, setup_gated
 from tests.adversarial.util import staged as staged_codes
 from tests.helpers import Repo, pass_review
 
 CI = ("--base", "main", "--head", "HEAD", "--stage", "ci")
-WEAK = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\ncompletion_stages = []\n'
 STRICT = 'artifacts_dir = "harness"\nevidence_stages = ["ci"]\nreview_stages = []\ncompletion_stages = []\n'
 
 
@@ -79,14 +79,14 @@ def test_a_config_file_named_with_the_config_option_is_protected(repo: Repo, tmp
     repo.write("ci/gate.toml", STRICT)
     commit(repo, "the CI configuration")
     branch(repo)
-    repo.write("ci/gate.toml", WEAK)
+    repo.write("ci/gate.toml", BOUNDARY_ONLY)
     commit(repo, "weaken it for the next pull request")
     code, found = check(repo, *CI, "--config", "ci/gate.toml")
     assert code == 1
     assert ("HG102", "ci/gate.toml") in found
     # A case variant of it is no way around.
     repo.git("reset", "-q", "--hard", "main")
-    repo.write("ci/Gate.toml", WEAK)
+    repo.write("ci/Gate.toml", BOUNDARY_ONLY)
     commit(repo, "a case variant beside it")
     code, found = check(repo, *CI, "--config", "ci/gate.toml")
     assert code == 1
@@ -95,7 +95,7 @@ def test_a_config_file_named_with_the_config_option_is_protected(repo: Repo, tmp
     alias = tmp_path / "alias"
     alias.symlink_to(repo.path)
     repo.git("reset", "-q", "--hard", "main")
-    repo.write("ci/gate.toml", WEAK)
+    repo.write("ci/gate.toml", BOUNDARY_ONLY)
     repo.git("add", "-A")
     assert staged_codes(repo, "--config", str(alias / "ci/gate.toml")) == (1, [("HG102", "ci/gate.toml")])
 
@@ -118,10 +118,11 @@ def test_the_artifacts_root_takes_no_arbitrary_bytes(repo: Repo, path: str, data
     target.write_bytes(data)
     target.chmod(mode)
     commit(repo, "bytes under the artifacts root")
-    doc = repo.cli("check", *CI, "--format", "json")
-    assert doc.exit_code == 1, doc.output
-    assert ("HG516", path) in check(repo, *CI)[1]
-    assert why in doc.output
+    doc = report(repo, "check", *CI)
+    code, found = codes_of(doc)
+    assert code == 1, doc
+    assert ("HG516", path) in found
+    assert why in json.dumps(doc)
 
 
 def test_allowed_signers_is_protected_in_unsigned_mode(repo: Repo) -> None:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import Repo
+from tests.helpers import PY, Repo
 
 # Evidence required from pre-push on (the default only warns there), no review, no completion.
 EVIDENCE_AT_PRE_PUSH = (
@@ -20,7 +20,6 @@ EVIDENCE_AT_PRE_PUSH = (
 )
 BOUNDARY_ONLY = 'artifacts_dir = "harness"\nevidence_stages = []\nreview_stages = []\ncompletion_stages = []\n'
 FOLDER = "harness/plans/p1"
-PY = Path(sys.executable).as_posix()
 Found = list[tuple[str, str]]
 
 
