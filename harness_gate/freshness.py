@@ -133,8 +133,7 @@ def branch_change(root: Path, cfg: Config, tree: str) -> dict[str, str] | None:
     head = git.head(root)
     if head is None:
         return None
-    base = git.default_base(root, cfg.base_branch)
-    fork = (git.merge_base(root, base, head) if base else None) or head
+    fork = git.fork_point(root, cfg.base_branch, head) or head
     old = fingerprints.fingerprint_commit(root, fork, cfg)
     return {"base": fork, "patch_sha256": changes.change_id(root, old, tree)}
 
@@ -172,10 +171,17 @@ def review_requirement(
     speak of that plan's own change as it landed. A review that does not pass always
     blocks. Returns the findings and the reviews the requirement rests on."""
 
+    # Each asked for once however many plans are reviewed (a commit's fingerprint never changes).
+    forked = functools.cache(fork)
+
+    @functools.cache
+    def fingerprint(rev: str) -> str:
+        return fingerprints.fingerprint_commit(root, rev, cfg)
+
     @functools.cache
     def measured(start: str | None, end: str | None) -> str:
-        old = fingerprints.fingerprint_commit(root, start, cfg) if start else git.empty_tree(root)
-        new = fingerprints.fingerprint_commit(root, end, cfg) if end else tree
+        old = fingerprint(start) if start else git.empty_tree(root)
+        new = fingerprint(end) if end else tree
         return changes.change_id(root, old, new)
 
     out: list[Finding] = []
@@ -205,22 +211,21 @@ def review_requirement(
         # The change stands in for the tree only where the base moved: from the same base,
         # the same change is the same tree, and the tree says it exactly.
         change = binding.get("change")
-        forked = fork()
         if binding["tree"] == tree or (
-            change is not None and change["base"] != forked and change["patch_sha256"] == measured(forked, None)
+            change is not None and change["base"] != forked() and change["patch_sha256"] == measured(forked(), None)
         ):
             covers_branch = True
             counted.append(Counted(path, folder.plan_id, binding["tree"]))
             continue
         landed = span(folder.plan_id)
         if landed is not None and (
-            binding["tree"] == fingerprints.fingerprint_commit(root, landed[1], cfg)
+            binding["tree"] == fingerprint(landed[1])
             or (change is not None and change["base"] != landed[0] and change["patch_sha256"] == measured(*landed))
         ):
             counted.append(Counted(path, folder.plan_id, binding["tree"]))
             continue
-        moved = change is not None and change["base"] != forked
-        stale.append(finding("HG413", path, _stale(binding, tree, measured(forked, None) if moved else None, life)))
+        moved = change is not None and change["base"] != forked()
+        stale.append(finding("HG413", path, _stale(binding, tree, measured(forked(), None) if moved else None, life)))
     if not covers_branch:
         out.extend(stale)
     return out, counted

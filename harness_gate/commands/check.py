@@ -182,8 +182,7 @@ def _check_index(
         return branches.locally(root, cfg, parents, frozenset(governance.present(new)), added=added)
 
     def fork() -> str | None:
-        base = git.default_base(root, cfg.base_branch)
-        return git.merge_base(root, base, head) if base else head
+        return git.fork_point(root, cfg.base_branch, head)
 
     data: dict[str, Any] = {"active": True, "changes": len(changes), "commits": 0}
     code = gate.touches_code(changes, cfg.artifacts_dir)

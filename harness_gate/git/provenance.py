@@ -314,6 +314,13 @@ def default_base(root: Path, configured: str | None = None) -> str | None:
     return None
 
 
+def fork_point(root: Path, configured: str | None, head: str) -> str | None:
+    """Where `head` left the base branch (`default_base`): their merge base; `head` itself
+    when there is no base branch; None when they share no history."""
+    base = default_base(root, configured)
+    return merge_base(root, base, head) if base else head
+
+
 def remote_has_branches(root: Path, remote: str) -> bool:
     out = run(["for-each-ref", "--count=1", "--format=%(refname)", f"refs/remotes/{remote}/"], cwd=root)
     return bool(out.strip())
