@@ -504,11 +504,7 @@ def judge_paths(
             parents = [head, *others]
 
             def origins() -> Any:
-                added = None
-                if not others:
-                    staged = gate.added_plans(git.staged_changes(root, head))
-                    added = frozenset(artifacts_tree.plans_in(map(gate.decode, staged), cfg.artifacts_dir))
-                return branches.locally(root, cfg, parents, frozenset(governance.present(new)), added=added)
+                return gate.index_origins(root, cfg, parents, new, lambda: git.staged_changes(root, head))
 
             state = gate.Transition(
                 "work tree", None, changes, new, lambda: [artifacts_tree.from_commit(root, r, cfg) for r in parents],

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from harness_gate import approvals as approvals_mod
 from harness_gate import boundary as boundary_mod
-from harness_gate import formats, git, governance, lifecycle, links, plans
-from harness_gate.artifacts_tree import ArtifactsTree
+from harness_gate import branches, formats, git, governance, lifecycle, links, plans
+from harness_gate.artifacts_tree import ArtifactsTree, plans_in
 from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.config import CONFIG_FILE, Config
 from harness_gate.findings import Finding, finding
@@ -741,6 +741,19 @@ def active_at(root: Path, head: str, cfg: Config) -> bool:
 def added_plans(changes: Sequence[git.Change]) -> list[bytes]:
     """The added `plan.md` files among the changes (the name first: it is the cheap test)."""
     return [c.path for c in changes if c.path.endswith(b"/plan.md") and c.added]
+
+
+def index_origins(
+    root: Path, cfg: Config, parents: Sequence[str], new: ArtifactsTree, staged: Callable[[], Sequence[git.Change]]
+) -> Origins:
+    """Where the index's plans came from (`check --staged` and the agent hook alike). Without
+    a merge, the diff against HEAD (`staged`, read only then) says which plans this commit
+    starts; a merge's plans come by the commit graph alone."""
+    added = None
+    if len(parents) == 1:
+        paths = map(decode, added_plans(staged()))
+        added = frozenset(plans_in(paths, cfg.artifacts_dir))
+    return branches.locally(root, cfg, parents, frozenset(governance.present(new)), added=added)
 
 
 def _explain_artifact(rel: str, cfg: Config, trusted: ArtifactsTree) -> tuple[str, str]:

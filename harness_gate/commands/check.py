@@ -174,12 +174,7 @@ def _check_index(
 
     @functools.cache
     def origins() -> Origins:
-        # Without a merge, the diff against HEAD says which plans this commit starts.
-        plans_added = (
-            None if others else artifacts_tree.plans_in(map(gate.decode, gate.added_plans(changes)), cfg.artifacts_dir)
-        )
-        added = None if plans_added is None else frozenset(plans_added)
-        return branches.locally(root, cfg, parents, frozenset(governance.present(new)), added=added)
+        return gate.index_origins(root, cfg, parents, new, lambda: changes)
 
     def fork() -> str | None:
         return git.fork_point(root, cfg.base_branch, head)
