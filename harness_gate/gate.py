@@ -11,7 +11,7 @@ import dataclasses
 import functools
 import itertools
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,6 +155,28 @@ class Transition:
     def selected(self) -> str | None:
         return self.load_selected()
 
+    @functools.cached_property
+    def symlinks(self) -> tuple[dict[bytes, bytes], dict[bytes, links.Resolution]]:
+        """Every symlink of the new state (path -> target) and where each leads. Read once
+        per state: the escape rule and each plan tried for the change ask for them."""
+        return _links_of(self.new.root, self.rev)
+
+    @functools.cached_property
+    def moved_links(self) -> list[bytes]:
+        """The links whose end this change moves without touching them: adding `src/y -> .`
+        turns an old `src/x -> y/../.github/workflows/ci.yml` from a link inside `src` into
+        a door to a workflow. Asked only when the change touches a symlink."""
+        ends = self.symlinks[1]
+        if self.parent is None:
+            return list(ends)
+        _, before = _links_of(self.new.root, self.parent)
+        return [
+            path for path, end in ends.items()
+            if not isinstance(end, links.Ends)
+            or not isinstance(old := before.get(path), links.Ends)
+            or end.at.path() != old.at.path()
+        ]  # fmt: skip
+
 
 def _root_prefix(artifacts_dir: str) -> bytes:
     """What paths inside the artifacts root start with: governed by artifact rules, not
@@ -172,6 +194,16 @@ def _artifact(path: bytes, prefix: bytes, signers: bytes) -> bool:
     return path.startswith(prefix) and path != signers
 
 
+def _split(changes: Sequence[git.Change], artifacts_dir: str) -> tuple[list[git.Change], list[git.Change]]:
+    """(the changes the artifact rules judge, the changes a plan's authority judges)."""
+    prefix, signers = _root_prefix(artifacts_dir), signers_path(artifacts_dir)
+    root_changes: list[git.Change] = []
+    code_changes: list[git.Change] = []
+    for c in changes:
+        (root_changes if _artifact(c.path, prefix, signers) else code_changes).append(c)
+    return root_changes, code_changes
+
+
 def touches_code(changes: Sequence[git.Change], artifacts_dir: str) -> bool:
     prefix, signers = _root_prefix(artifacts_dir), signers_path(artifacts_dir)
     return not all(_artifact(c.path, prefix, signers) for c in changes)
@@ -187,11 +219,8 @@ def check_transition(
     # The only paths that can be protected (or a variant of a protected one), found once.
     suspects = _suspects([c.path for c in state.changes], cfg.source, cfg.artifacts_dir)
     out.extend(_always_blocked(state, suspects))
-    inside, signers = _root_prefix(cfg.artifacts_dir), signers_path(cfg.artifacts_dir)
-    root_changes = [c for c in state.changes if _artifact(c.path, inside, signers)]
-    code_changes = state.changes
-    if root_changes:
-        code_changes = [c for c in state.changes if not _artifact(c.path, inside, signers)]
+    root_changes, code_changes = _split(state.changes, cfg.artifacts_dir)
+    signers = signers_path(cfg.artifacts_dir)
     out.extend(_artifact_rules(state, root_changes))
     if code_changes:
         out.extend(_authority(state, code_changes, plan_id, used, suspects))
@@ -217,8 +246,7 @@ def judge_writes(state: Transition) -> list[Finding]:
     cfg = state.new.config
     suspects = _suspects([c.path for c in state.changes], cfg.source, cfg.artifacts_dir)
     out = _always_blocked(state, suspects)
-    inside, signers = _root_prefix(cfg.artifacts_dir), signers_path(cfg.artifacts_dir)
-    code_changes = [c for c in state.changes if not _artifact(c.path, inside, signers)]
+    code_changes = _split(state.changes, cfg.artifacts_dir)[1]
     if code_changes:
         out.extend(_authority(state, code_changes, None, None, suspects))
     return out
@@ -227,8 +255,7 @@ def judge_writes(state: Transition) -> list[Finding]:
 def judge_artifacts(state: Transition) -> list[Finding]:
     """The artifact rules for the state's changes under the artifacts root, as
     `check_transition` judges them: what the agent hook reports of the work tree at Stop."""
-    inside, signers = _root_prefix(state.new.config.artifacts_dir), signers_path(state.new.config.artifacts_dir)
-    return _artifact_rules(state, [c for c in state.changes if _artifact(c.path, inside, signers)])
+    return _artifact_rules(state, _split(state.changes, state.new.config.artifacts_dir)[0])
 
 
 def _formats(state: Transition, changes: Sequence[git.Change]) -> list[Finding]:
@@ -354,7 +381,7 @@ def _suspects(paths: Sequence[bytes], config_source: str | None, artifacts_dir: 
 def _escaping_links(state: Transition) -> list[Finding]:
     """Resolve every symlink of the new state through the others: a link is judged by
     where it really leads (`up -> ..` then `esc -> up/..` leaves the repository)."""
-    targets, ends = _resolved_links(state)
+    targets, ends = state.symlinks
     out = []
     for path in sorted(targets):
         end = ends[path]
@@ -363,42 +390,11 @@ def _escaping_links(state: Transition) -> list[Finding]:
     return out
 
 
-def _resolved_links(state: Transition) -> tuple[dict[bytes, bytes], dict[bytes, links.Resolution]]:
-    """Every symlink of the new state (path -> target) and where each leads. Read once per
-    state: the escape rule and each plan tried for the change ask for them."""
-    cached: tuple[dict[bytes, bytes], dict[bytes, links.Resolution]] | None = vars(state).get("_links")
-    if cached is None:
-        # A frozen dataclass: kept like its cached properties are, in the instance dict.
-        cached = vars(state)["_links"] = _links_of(state.new.root, state.rev)
-    return cached
-
-
 def _links_of(root: Path, rev: str | None) -> tuple[dict[bytes, bytes], dict[bytes, links.Resolution]]:
     found = git.symlinks(root, rev)
     blobs = git.read_blobs(root, list(found.values()))
     targets = {path: blobs[oid] for path, oid in found.items()}
     return targets, links.resolve(targets)
-
-
-def _moved_links(state: Transition, ends: Mapping[bytes, links.Resolution]) -> list[bytes]:
-    """The links whose end this change moves without touching them: adding `src/y -> .`
-    turns an old `src/x -> y/../.github/workflows/ci.yml` from a link inside `src` into a
-    door to a workflow. Asked only when the change touches a symlink, and read once per
-    state like its links (each plan tried for the change asks again)."""
-    cached: list[bytes] | None = vars(state).get("_moved")
-    if cached is not None:
-        return cached
-    moved = list(ends)
-    if state.parent is not None:
-        _, before = _links_of(state.new.root, state.parent)
-        moved = [
-            path for path, end in ends.items()
-            if not isinstance(end, links.Ends)
-            or not isinstance(old := before.get(path), links.Ends)
-            or end.at.path() != old.at.path()
-        ]  # fmt: skip
-    vars(state)["_moved"] = moved
-    return moved
 
 
 def _links_leaving(
@@ -416,8 +412,8 @@ def _links_leaving(
     touched = {c.path for c in changes if SYMLINK in (c.new_mode, *c.old_modes)}
     if not touched:
         return []
-    _, ends = _resolved_links(state)
-    mine = {c.path for c in changes if c.new_mode == SYMLINK} | set(_moved_links(state, ends))
+    _, ends = state.symlinks
+    mine = {c.path for c in changes if c.new_mode == SYMLINK} | set(state.moved_links)
     mine = {p for p in mine if p in ends and show(p) not in refused}
     out = []
     for path in sorted(mine):
