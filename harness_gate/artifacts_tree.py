@@ -208,9 +208,13 @@ def config_of(read: Mapping[str, bytes]) -> config_mod.Config:
     return cfg if cfg is not None else config_mod.parse(own, pyproject)
 
 
+def _worktree_config_files(root: Path) -> dict[str, bytes]:
+    return {p: (root / p).read_bytes() for p in CONFIG_PATHS if (root / p).is_file()}
+
+
 def worktree_config(root: Path) -> config_mod.Config:
     """The configuration as the work tree's files hold it."""
-    return config_of({p: (root / p).read_bytes() for p in CONFIG_PATHS if (root / p).is_file()})
+    return config_of(_worktree_config_files(root))
 
 
 def from_worktree(root: Path) -> ArtifactsTree:
@@ -438,7 +442,7 @@ def trusted_config(
 def ignored_config(root: Path) -> list[Finding]:
     """A warning (HG902) when the work tree's pyproject.toml has a [tool.harness-gate] table
     that is not read, because .harness-gate.toml is the configuration."""
-    read = {p: (root / p).read_bytes() for p in CONFIG_PATHS if (root / p).is_file()}
+    read = _worktree_config_files(root)
     if not config_mod.ignored_table(read.get(config_mod.CONFIG_FILE), read.get("pyproject.toml")):
         return []
     return [finding(

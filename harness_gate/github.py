@@ -30,12 +30,17 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _command(kind: str, path: str, line: int | None, title: str, text: str) -> str:
+    """One workflow command (`::error file=...,line=...,title=...::text`), every part escaped."""
+    props = [f"file={escape_property(clean(path))}"] if path else []
+    props += [f"line={line}"] if line else []
+    props.append(f"title={escape_property(title)}")
+    return f"::{kind} {','.join(props)}::{escape_data(clean(text))}\n"
+
+
 def _annotation(f: Finding) -> str:
-    props = [f"file={escape_property(clean(f.path))}"] if f.path else []
-    if f.line:
-        props.append(f"line={f.line}")
-    props.append(f"title={escape_property(f.code + ' ' + RULES[f.code].title if f.code in RULES else f.code)}")
-    return f"::{_COMMAND[f.severity]} {','.join(props)}::{escape_data(clean(f.message + ' — ' + f.hint))}\n"
+    title = f.code + " " + RULES[f.code].title if f.code in RULES else f.code
+    return _command(_COMMAND[f.severity], f.path, f.line, title, f.message + " — " + f.hint)
 
 
 def write_annotations(report: Report, stream: TextIO) -> None:
@@ -47,11 +52,8 @@ def write_annotations(report: Report, stream: TextIO) -> None:
         budget["error"] -= 1
         error = report.error
         path, line = error_location(error)  # a configuration error's file and line
-        props = [f"file={escape_property(path)}"] if path else []
-        props += [f"line={line}"] if line else []
-        props.append(f"title={escape_property(error.code)}")
         hint = " — " + error.hint if error.hint else ""
-        stream.write(f"::error {','.join(props)}::{escape_data(clean(error.message + hint))}\n")
+        stream.write(_command("error", path or "", line, error.code, error.message + hint))
     findings = ordered(report.findings)
     kinds = [_COMMAND[f.severity] for f in findings]
     if any(kinds.count(kind) > budget[kind] for kind in budget):
