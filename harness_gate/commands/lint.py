@@ -80,6 +80,6 @@ def _lint_all(snap: artifacts_tree.ArtifactsTree) -> list[Finding]:
     found = plans.root_findings(snap)
     for plan_id in plans.plan_ids(snap):
         found.extend(lifecycle.folder_findings(snap, plan_id))
-    chosen = formats.worktree_files(snap.root, snap.config)
-    found.extend(formats.lint_worktree(snap.root, snap.config, chosen))
+    files = formats.Files(snap.root, None, worktree=True)  # listed once: for the choice and the cross-file rules
+    found.extend(formats.lint_files(files, snap.config, formats.matched(files, formats.matcher(snap.config))))
     return found
