@@ -240,17 +240,7 @@ def test_no_git_fact_is_read_once_the_commands_started(repo: Repo, monkeypatch: 
     from harness_gate import freshness
 
     setup_gated(repo, config=STRICT)
-    branch(repo)
-    repo.write("src/a.py", "a = 2\n")
-    commit(repo, "code under p1")
-    assert repo.cli("complete", "--cancel", "--plan", "p1").exit_code == 0
-    commit(repo, "cancel p1")
-    res = repo.cli("plan", "new", "p2", "--objective", "x", "--boundary", "lib/**", "--verify", f"t={PY} -c pass")
-    assert res.exit_code == 0, res.output
-    repo.approve(plan="p2")
-    commit(repo, "plan p2")
-    repo.write("lib/b.py", "b = 1\n")
-    commit(repo, "code under p2")
+    _p1_cancelled_then_p2(repo)
     runs, before = [0], [0]
     inside = [False]
     after: list[object] = []
@@ -283,13 +273,11 @@ def test_no_git_fact_is_read_once_the_commands_started(repo: Repo, monkeypatch: 
 # -- item 6: ending a plan never ends the need to verify its code ---------------------
 
 
-def test_reverify_runs_a_cancelled_plans_commands(repo: Repo) -> None:
-    """Code under p1, p1 cancelled, more code under p2: CI with `--reverify` runs p1's
-    command too, and p1's failing test blocks."""
-    fails = f"{PY} -c \"import sys; sys.exit(open('src/a.py').read() != 'a = 1\\n')\""
-    setup_gated(repo, config=STRICT, verify=fails)
+def _p1_cancelled_then_p2(repo: Repo) -> None:
+    """On a branch: code under p1 (`a = 2`), p1 cancelled, then a plan p2 (`lib/**`),
+    approved, and code under it."""
     branch(repo)
-    repo.write("src/a.py", "a = 2\n")  # breaks p1's own test
+    repo.write("src/a.py", "a = 2\n")
     commit(repo, "code under p1")
     res = repo.cli("complete", "--cancel", "--plan", "p1")
     assert res.exit_code == 0, res.output
@@ -300,6 +288,14 @@ def test_reverify_runs_a_cancelled_plans_commands(repo: Repo) -> None:
     commit(repo, "plan p2")
     repo.write("lib/b.py", "b = 1\n")
     commit(repo, "code under p2")
+
+
+def test_reverify_runs_a_cancelled_plans_commands(repo: Repo) -> None:
+    """Code under p1, p1 cancelled, more code under p2: CI with `--reverify` runs p1's
+    command too, and p1's failing test blocks."""
+    fails = f"{PY} -c \"import sys; sys.exit(open('src/a.py').read() != 'a = 1\\n')\""
+    setup_gated(repo, config=STRICT, verify=fails)
+    _p1_cancelled_then_p2(repo)  # p1's code breaks p1's own test
     code, found = check(repo, *CI, "--reverify")
     assert code == 1
     assert ("HG305", f"{FOLDER}/evidence.jsonl") in found
