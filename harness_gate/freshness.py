@@ -211,8 +211,9 @@ def review_requirement(
         # The change stands in for the tree only where the base moved: from the same base,
         # the same change is the same tree, and the tree says it exactly.
         change = binding.get("change")
+        fork_at = forked()  # asked of every passing review, as before: a git failure here still blocks
         if binding["tree"] == tree or (
-            change is not None and change["base"] != forked() and change["patch_sha256"] == measured(forked(), None)
+            change is not None and change["base"] != fork_at and change["patch_sha256"] == measured(fork_at, None)
         ):
             covers_branch = True
             counted.append(Counted(path, folder.plan_id, binding["tree"]))
@@ -224,8 +225,8 @@ def review_requirement(
         ):
             counted.append(Counted(path, folder.plan_id, binding["tree"]))
             continue
-        moved = change is not None and change["base"] != forked()
-        stale.append(finding("HG413", path, _stale(binding, tree, measured(forked(), None) if moved else None, life)))
+        moved = change is not None and change["base"] != fork_at
+        stale.append(finding("HG413", path, _stale(binding, tree, measured(fork_at, None) if moved else None, life)))
     if not covers_branch:
         out.extend(stale)
     return out, counted
