@@ -14,8 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from harness_gate import __version__, entry
-from harness_gate.agent import RUNTIMES
+from harness_gate import __version__, entry, hooks
 from harness_gate.entry import OUTPUT_FORMATS, STAGES
 from harness_gate.entry import run as _run
 
@@ -49,7 +48,7 @@ def cli() -> None:
     "--agent",
     "agents",
     multiple=True,
-    type=click.Choice(RUNTIMES),
+    type=click.Choice(tuple(hooks.AGENT_SETTINGS)),
     help="Also install the agent hook in this runtime's project settings (repeatable; docs/agents.md).",
 )
 @format_option
@@ -61,7 +60,7 @@ def init(agents: Sequence[str], fmt: str) -> None:
 
 
 @cli.command("agent-hook", short_help="Judge a coding agent's tool call before it runs (its runtime calls this).")
-@click.option("--runtime", type=click.Choice(RUNTIMES), required=True, help="The agent's runtime.")
+@click.option("--runtime", type=click.Choice(tuple(hooks.AGENT_SETTINGS)), required=True, help="The agent's runtime.")
 def agent_hook(runtime: str) -> None:
     """Read a Claude Code or Codex hook payload on stdin and answer it (docs/agents.md)."""
     from harness_gate import agent  # noqa: PLC0415  (lazy: start-up time)

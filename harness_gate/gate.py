@@ -205,6 +205,8 @@ def _split(changes: Sequence[git.Change], artifacts_dir: str) -> tuple[list[git.
 
 
 def touches_code(changes: Sequence[git.Change], artifacts_dir: str) -> bool:
+    """Whether any change lies outside the artifacts root (`_split`'s test, stopping at the
+    first such change: the hook asks this of every commit)."""
     prefix, signers = _root_prefix(artifacts_dir), signers_path(artifacts_dir)
     return not all(_artifact(c.path, prefix, signers) for c in changes)
 

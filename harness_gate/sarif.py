@@ -28,10 +28,6 @@ SRCROOT = "%SRCROOT%"
 # instead of hashing the text of the line, which moves when the file around it changes).
 FINGERPRINT = "harnessGate/v1"
 GITHUB_FINGERPRINT = "primaryLocationLineHash"
-# Where a result without a path is shown (GitHub requires a location): the gate's
-# configuration file is the repository's one file about the gate itself.
-CONFIG_FILES = CONFIG_PATHS
-
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
 # Rules that never block, whatever the stage: a finding of any other rule blocks unless
 # the stage downgrades it (the result's own `level` says which it is).
@@ -146,11 +142,12 @@ def _result(f: Finding, fallback: str, seen: dict[str, int]) -> dict[str, Any]:
 
 
 def fallback_path(root: Path | None) -> str:
-    """The configuration file a result without a path is shown on: the one the repository has."""
-    for name in CONFIG_FILES:
+    """The configuration file a result without a path is shown on (GitHub requires a
+    location, and it is the repository's one file about the gate): the one it has."""
+    for name in CONFIG_PATHS:
         if root is not None and (root / name).is_file():
             return name
-    return CONFIG_FILES[0]
+    return CONFIG_PATHS[0]
 
 
 def to_sarif(report: Report, *, root: Path | None = None) -> dict[str, Any]:

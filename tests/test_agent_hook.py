@@ -46,8 +46,9 @@ def pre(repo: Repo, tool: str, tool_input: dict[str, Any], **extra: Any) -> dict
     }  # fmt: skip
 
 
-def stop_payload(repo: Repo, active: object = False) -> dict[str, Any]:
-    return {"session_id": "s1", "cwd": str(repo.path), "hook_event_name": "Stop", "stop_hook_active": active}
+def stop_payload(repo: Repo, active: object = False, **extra: Any) -> dict[str, Any]:
+    """A Stop payload with only the fields the hook reads (`extra`: the others a runtime sends)."""
+    return {"cwd": str(repo.path), "hook_event_name": "Stop", "stop_hook_active": active, **extra}
 
 
 def decision(repo: Repo, tool: str, tool_input: dict[str, Any], runtime: str = "claude") -> tuple[str, str]:
@@ -386,7 +387,7 @@ def test_the_click_command_answers_the_same(gated: Repo) -> None:
 
 @pytest.mark.slow
 def test_stop_blocks_once_on_changes_the_gate_would_refuse(gated: Repo) -> None:
-    stop = stop_payload(gated)
+    stop = stop_payload(gated, session_id="s")
     assert hook(gated, stop)[:2] == (0, None)  # a clean work tree: stop
     gated.write("other.py", "x = 2\n")
     gated.write("src/a.py", "a = 2\n")
