@@ -10,11 +10,6 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-# The project's home as README.md names it: every rule's documentation is an anchor of
-# docs/rules.md there (one constant, so a fork or a rename changes one line).
-PROJECT_URL = "https://github.com/OWNER/harness-gate"
-RULES_DOC_URL = f"{PROJECT_URL}/blob/main/docs/rules.md"
-
 
 class Severity(str, enum.Enum):
     ERROR = "error"  # blocks: exit 1
@@ -45,6 +40,18 @@ class Finding:
     @property
     def blocks(self) -> bool:
         return self.severity is Severity.ERROR
+
+
+# The families' names: docs/rules.md's headings and SARIF's rule help.
+FAMILIES = {
+    "HG1": "Boundary (the gate, `check`)",
+    "HG2": "Plans and approvals",
+    "HG3": "Evidence",
+    "HG4": "Review and lifecycle",
+    "HG5": "Artifact syntax",
+    "HG6": "Other harness formats",
+    "HG9": "Environment and internal",
+}
 
 
 def _rules(*rules: Rule) -> dict[str, Rule]:
@@ -623,8 +630,3 @@ def blocking(findings: list[Finding] | tuple[Finding, ...]) -> bool:
 def rule_anchor(code: str) -> str:
     """The fragment of the rule's row in docs/rules.md (tests/test_docs.py renders it)."""
     return code.lower()
-
-
-def rule_url(code: str) -> str | None:
-    """Where the rule is documented; None for a code the catalogue does not hold."""
-    return f"{RULES_DOC_URL}#{rule_anchor(code)}" if code in RULES else None

@@ -9,8 +9,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
+from harness_gate import rule_links
 from harness_gate.errors import HarnessGateError
-from harness_gate.findings import RULES, Finding, Severity, rule_url
+from harness_gate.findings import RULES, Finding, Severity
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -79,7 +80,7 @@ def error_location(error: HarnessGateError) -> tuple[str | None, int | None]:
     return found.group(1), int(found.group(2)) if found.group(2) else None
 
 
-def finding_json(f: Finding) -> dict[str, Any]:
+def finding_json(f: Finding, links: rule_links.RuleLinks) -> dict[str, Any]:
     return {
         "code": f.code,
         "title": RULES[f.code].title if f.code in RULES else None,
@@ -89,17 +90,18 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "commit": f.commit,
         "message": f.message,
         "hint": f.hint,
-        "rule_url": rule_url(f.code),
+        "rule_url": links.rule_url(f.code),  # null when this run knows no page (rule_links)
     }
 
 
 def to_json(report: Report) -> dict[str, Any]:
+    links = rule_links.resolve()
     doc: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "command": report.command,
         "result": report.result,
         "exit_code": report.exit_code,
-        "findings": [finding_json(f) for f in ordered(report.findings)],
+        "findings": [finding_json(f, links) for f in ordered(report.findings)],
         "data": dict(report.data),
     }
     if report.error is not None:
@@ -110,7 +112,7 @@ def to_json(report: Report) -> dict[str, Any]:
             "hint": report.error.hint,
             "path": path,
             "line": line,
-            "rule_url": rule_url(report.error.code),
+            "rule_url": links.rule_url(report.error.code),
         }
     return doc
 

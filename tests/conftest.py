@@ -31,7 +31,10 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     template = tmp_path_factory.mktemp("template")
     for name in list(os.environ):
         # CLAUDE_PROJECT_DIR: a suite run inside Claude Code must not guard that project.
-        if name.startswith(("GIT_", "PRE_COMMIT")) or name in ("NO_COLOR", "GITHUB_ACTIONS", "CLAUDE_PROJECT_DIR"):
+        # HARNESS_GATE_RULES_URL, HG_ACTION_*: where rule links point (rule_links), set per test.
+        if name.startswith(("GIT_", "PRE_COMMIT", "HG_ACTION_")) or name in (
+            "NO_COLOR", "GITHUB_ACTIONS", "CLAUDE_PROJECT_DIR", "HARNESS_GATE_RULES_URL", "HG_SERVER_URL"
+        ):  # fmt: skip
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))

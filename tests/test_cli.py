@@ -150,7 +150,8 @@ def test_status_text_and_json(repo: Repo) -> None:
     assert doc["data"]["state"] == "planning"
 
 
-def test_lint_json_report_shape(repo: Repo) -> None:
+def test_lint_json_report_shape(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_GATE_RULES_URL", "https://docs.example.org/harness-gate/rules/")
     folder = repo.new_plan()
     p = repo.path / folder / "plan.md"
     p.write_bytes(p.read_bytes().replace(b"## Scope\n", b"## Scope\n\n# Second\n"))
@@ -169,7 +170,7 @@ def test_lint_json_report_shape(repo: Repo) -> None:
         "commit": None,
         "message": "second H1 `# Second`",
         "hint": "An artifact has exactly one H1, on its first line.",
-        "rule_url": "https://github.com/OWNER/harness-gate/blob/main/docs/rules.md#hg506",
+        "rule_url": "https://docs.example.org/harness-gate/rules/#hg506",
     }
 
 

@@ -10,21 +10,12 @@ from pathlib import Path
 
 import harness_gate
 from harness_gate.artifacts.kinds import KINDS
-from harness_gate.findings import RULES, rule_anchor
+from harness_gate.findings import FAMILIES, RULES, rule_anchor
 from harness_gate.lifecycle import PlanState
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
-FAMILIES = {
-    "HG1": "Boundary (the gate, `check`)",
-    "HG2": "Plans and approvals",
-    "HG3": "Evidence",
-    "HG4": "Review and lifecycle",
-    "HG5": "Artifact syntax",
-    "HG6": "Other harness formats",
-    "HG9": "Environment and internal",
-}
 RULES_HEADER = """\
 # Rule codes
 
