@@ -178,12 +178,17 @@ def approve(plan_id: str | None, artifact: str | None, fmt: str) -> None:
 
 @cli.command(short_help="Validate plans, records and their lifecycle.")
 @click.argument("files", nargs=-1, type=click.Path())
+@click.option(
+    "--artifacts-only",
+    is_flag=True,
+    help="Only the FILES under the configured artifacts root; none of them: nothing to lint (the lint hook).",
+)
 @verdict_format_option
-def lint(files: Sequence[str], fmt: str) -> None:
+def lint(files: Sequence[str], artifacts_only: bool, fmt: str) -> None:
     """Validate artifacts and their lifecycle (all plans, or the FILES given)."""
     from harness_gate.commands import lint as command  # noqa: PLC0415
 
-    _run("lint", fmt, lambda: command.lint(Path.cwd(), files))
+    _run("lint", fmt, lambda: command.lint(Path.cwd(), files, artifacts_only=artifacts_only))
 
 
 @cli.command(short_help="The plan's state, evidence and next step.")
