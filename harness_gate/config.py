@@ -43,6 +43,9 @@ class Config:
     # Other harness formats (docs/formats.md): the ones switched off, and own path patterns.
     formats_disabled: tuple[str, ...] = ()
     format_paths: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Roll-out: `check` reports what it would block and exits 0 (docs/config.md, "Report-only
+    # mode"). Honoured only as the trusted side holds it, like every other key.
+    report_only: bool = False
     source: str | None = None  # where it was read from; None for defaults
 
 
@@ -103,6 +106,7 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
         verify_outputs=tuple(table.get("verify_outputs", ())),
         formats_disabled=tuple(sorted(n for n, t in formats.items() if t.get("enabled", True) is False)),
         format_paths=tuple(sorted((n, tuple(t["paths"])) for n, t in formats.items() if "paths" in t)),
+        report_only=table.get("report_only", False),
         source=where,
     )
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from harness_gate.findings import RULES, Finding, Severity
-from harness_gate.report import Report, clean, error_location, ordered, repository_root, to_json
+from harness_gate.report import REPORT_ONLY, Report, clean, error_location, ordered, repository_root, to_json
 
 # GitHub shows 10 error, 10 warning and 10 notice annotations per step (50 per job) and
 # drops the rest without a word: past that, one notice says how many more there are.
@@ -133,4 +133,6 @@ def write_outputs(report: Report, *, sarif: bool = False) -> None:
 def final_line(report: Report) -> str:
     n = sum(1 for f in report.findings if f.blocks)
     where = "; the step summary has the report" if os.environ.get("GITHUB_STEP_SUMMARY") else ""
+    if report.would_block:
+        return f"harness-gate: would block ({n} finding{'s' * (n != 1)} that would block; {REPORT_ONLY}{where})\n"
     return f"harness-gate: {report.result} ({n} blocking finding{'s' * (n != 1)}{where})\n"

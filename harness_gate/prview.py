@@ -16,7 +16,7 @@ from typing import Any
 
 from harness_gate import artifacts_tree, freshness, git, lifecycle, plans
 from harness_gate.findings import Finding
-from harness_gate.report import Report, clean, ordered, safe
+from harness_gate.report import REPORT_ONLY, Report, clean, ordered, safe
 
 UNSIGNED = "unsigned records count (require_signed_approvals is off)"
 NOT_CHECKED = "signatures not checked here (`check` verifies them)"
@@ -337,9 +337,11 @@ def render(report: Report, *, title: str | None = None, shown: int | None = FIND
     commits, the report's lines where no plan is shown, the findings."""
     # `status --base` reports what check would say as warnings: its headline is that verdict.
     result = str(report.data.get("check_result") or report.result)
-    icon = {"pass": "✅", "blocked": "❌", "error": "⚠️"}.get(result, "⚠️")
+    icon = {"pass": "✅", "blocked": "❌", "would-block": "🟡", "error": "⚠️"}.get(result, "⚠️")
     name = title or f"harness-gate {text(report.command)}"
-    lines = [f"## {icon} {name}: {text(result)}", "", header(report), ""]
+    lines = [f"## {icon} {name}: {text(result.replace('-', ' '))}", "", header(report), ""]
+    if report.would_block:
+        lines += [f"**Would block**: {text(REPORT_ONLY)}; the findings below are what the gate would block.", ""]
     if report.error is not None:
         lines += [f"**{text(report.error.code)}**: {text(report.error.message)}", "", text(report.error.hint), ""]
     lines += body(report)

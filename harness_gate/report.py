@@ -30,18 +30,32 @@ class Report:
     error: HarnessGateError | None = None
     lines: tuple[str, ...] = ()  # human-readable lines shown before findings (text only)
     exit_override: int | None = None  # for commands whose verdict is not a finding (explain)
+    # Roll-out (`report_only` in the trusted configuration): blocking findings are reported
+    # as "would block" and exit 0. An error still exits 2: nothing was judged.
+    report_only: bool = False
 
     @property
     def exit_code(self) -> int:
         if self.error is not None:
             return 2
         if any(f.blocks for f in self.findings):
-            return 1
+            return 0 if self.report_only else 1
         return self.exit_override or 0
 
     @property
     def result(self) -> str:
+        if self.would_block:
+            return WOULD_BLOCK
         return {0: "pass", 1: "blocked", 2: "error"}[self.exit_code]
+
+    @property
+    def would_block(self) -> bool:
+        """Blocking findings let through by report-only mode."""
+        return self.report_only and self.error is None and any(f.blocks for f in self.findings)
+
+
+WOULD_BLOCK = "would-block"
+REPORT_ONLY = 'report-only mode: nothing is blocked (docs/config.md, "Report-only mode")'
 
 
 def inactive(command: str) -> Report:
@@ -156,8 +170,13 @@ def write_text(report: Report, stream: TextIO, *, color: bool) -> None:
         report.command in ("lint", "check") or any(f.blocks for f in report.findings)
     ):
         n = sum(f.blocks for f in report.findings)
-        verdict = paint("blocked", "red") if n else paint("passed", "green")
-        stream.write(f"harness-gate {report.command}: {verdict} ({n} blocking finding{'s' * (n != 1)})\n")
+        if report.would_block:
+            verdict = paint("would block", "yellow")
+            what = f"{n} finding{'s' * (n != 1)} that would block; {REPORT_ONLY}"
+        else:
+            verdict = paint("blocked", "red") if n else paint("passed", "green")
+            what = f"{n} blocking finding{'s' * (n != 1)}"
+        stream.write(f"harness-gate {report.command}: {verdict} ({what})\n")
 
 
 def safe(text: str, *, keep_newlines: bool = False) -> str:

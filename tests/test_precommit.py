@@ -20,7 +20,7 @@ PY = sys.executable
 # The configuration `harness-gate init` writes, with its entries run from this
 # interpreter, so the tests exercise that very configuration through the framework's real
 # invocation (env, stash, stages) without a network.
-LOCAL_CONFIG = local_config("harness").replace("entry: harness-gate ", f"entry: {PY} -m harness_gate ")
+LOCAL_CONFIG = local_config().replace("entry: harness-gate ", f"entry: {PY} -m harness_gate ")
 assert LOCAL_CONFIG.count(f"entry: {PY} -m harness_gate ") == 3
 
 
@@ -70,18 +70,16 @@ def test_manifest_is_valid() -> None:
     assert res.returncode == 0, res.stdout + res.stderr
 
 
-def test_lint_hook_files_regex() -> None:
-    import re
-
+def test_lint_hook_takes_names_and_gates_every_hook() -> None:
     import yaml  # pre-commit's own dependency
 
     hooks = {h["id"]: h for h in yaml.safe_load((PROJECT / ".pre-commit-hooks.yaml").read_text())}
     assert set(hooks) == {"harness-gate", "harness-gate-push", "harness-gate-lint"}
-    files = re.compile(hooks["harness-gate-lint"]["files"])
-    assert files.search("harness/plans/p1/plan.md")
-    assert files.search("harness/active")
-    assert not files.search("src/harness/x.py")
-    assert not files.search("docs/harness.md")
+    # The lint takes every staged name and picks the artifacts under the configured root
+    # itself: a `files:` regex here could only name the default root.
+    lint = hooks["harness-gate-lint"]
+    assert "files" not in lint and lint.get("pass_filenames", True) is True
+    assert lint["entry"] == "harness-gate lint --artifacts-only"
     for gate in ("harness-gate", "harness-gate-push"):
         assert hooks[gate]["pass_filenames"] is False
         assert hooks[gate]["always_run"] is True
@@ -164,13 +162,36 @@ def test_try_repo_with_the_manifest(repo: Repo, pre_commit_home: Path) -> None:
     assert res.returncode == 0, (res.stdout + res.stderr).decode()
 
 
+def test_the_shipped_lint_hook_follows_a_configured_artifacts_root(repo: Repo, pre_commit_home: Path) -> None:
+    """`artifacts_dir = "meta/gate"`: the manifest's lint hook (installed by pre-commit from
+    this checkout) lints a broken plan staged there, and leaves other files alone."""
+    repo.write("README.md", "hello\n")
+    repo.write(".harness-gate.toml", 'artifacts_dir = "meta/gate"\n')
+    assert repo.cli("init").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt harness-gate")
+    repo.write("harness/plans/p1/plan.md", "not a plan, and not under the artifacts root\n")
+    repo.write("src/a.py", "a = 1\n")
+    repo.git("add", "-A")
+    res = pc(repo, "try-repo", str(PROJECT), "harness-gate-lint", "--verbose")
+    assert res.returncode == 0, (res.stdout + res.stderr).decode()
+    assert b"Skipped" not in res.stdout  # it ran, and found nothing to lint
+    repo.write("meta/gate/plans/p1/plan.md", "not a plan\n")
+    repo.git("add", "-A")
+    res = pc(repo, "try-repo", str(PROJECT), "harness-gate-lint")
+    out = (res.stdout + res.stderr).decode()
+    assert res.returncode == 1, out
+    assert "meta/gate/plans/p1/plan.md" in out
+    assert "harness/plans/p1/plan.md:" not in out.replace("meta/gate/plans/p1/plan.md", "")
+
+
 def test_the_manifest_and_inits_configuration_come_from_one_definition() -> None:
     import yaml  # pre-commit's own dependency
 
     from harness_gate import hooks
 
     assert (PROJECT / ".pre-commit-hooks.yaml").read_text() == hooks.manifest(), "python -m harness_gate.hooks"
-    config = yaml.safe_load(hooks.local_config("harness"))
+    config = yaml.safe_load(hooks.local_config())
     manifest = {h["id"]: h for h in yaml.safe_load(hooks.manifest())}
     assert config["default_install_hook_types"] == ["pre-commit", "pre-merge-commit", "pre-push"]
     for hook in config["repos"][0]["hooks"]:

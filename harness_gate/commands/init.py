@@ -57,7 +57,7 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
         fsutil.write_atomic(attrs, (old + sep + "\n".join(missing) + "\n").encode())
         lines.append("added merge=union for the JSONL logs to .gitattributes")
     pcc = root / ".pre-commit-config.yaml"
-    config = hooks.local_config(artifacts_dir)
+    config = hooks.local_config()
     if not pcc.exists():
         fsutil.write_atomic(pcc, config.encode())
         lines.append("wrote .pre-commit-config.yaml")
