@@ -129,3 +129,25 @@ def repository_path(root: Path, cwd: Path, name: str) -> str:
         return Path(os.path.normpath(cwd / name)).relative_to(root).as_posix()
     except ValueError:
         raise usage(f"{name} is outside the repository") from None
+
+
+def read_regular(path: Path, cap: int, *, what: str = "file") -> bytes:
+    """The bytes of the regular file at `path`, at most `cap` of them. Opened without
+    blocking and judged by `fstat` on what was opened (no race with a rename): a FIFO would
+    wait forever for a writer and a device like /dev/zero never ends, so anything but a
+    regular file is refused, and so is a file over the cap. Raises ValueError (or OSError)
+    with a message naming `path`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{path} is not a regular file; a {what} must be one")
+        if st.st_size > cap:
+            raise ValueError(f"{path} is larger than the {cap} byte cap for a {what}")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(cap + 1)
+    finally:
+        os.close(fd)
+    if len(data) > cap:  # it grew while being read
+        raise ValueError(f"{path} is larger than the {cap} byte cap for a {what}")
+    return data
