@@ -120,6 +120,31 @@ def require_writable(root: Path, rels: Sequence[str]) -> None:
         )
 
 
+def refuse_links(root: Path, rels: Sequence[str]) -> None:
+    """A usage error (HG904) naming every symbolic link among `rels` (paths under `root`)
+    and the folders leading to them: a command that writes those files, or reads them to
+    merge, would otherwise write through the link or copy its target's bytes (any file
+    outside the repository) into what gets committed. Checked before the first write, so
+    that nothing is written."""
+    from harness_gate.errors import usage  # noqa: PLC0415
+
+    links: list[str] = []
+    for rel in rels:
+        parts = Path(rel).parts
+        for cut in range(1, len(parts) + 1):
+            step = Path(*parts[:cut]).as_posix()
+            if (root / step).is_symlink():
+                if step not in links:
+                    links.append(step)
+                break  # what lies beyond it is the link's, not the repository's
+    if links:
+        raise usage(
+            f"{', '.join(links)} {'is a symbolic link' if len(links) == 1 else 'are symbolic links'}: "
+            "not followed, nothing was written",
+            "Replace it with a regular file or folder (or remove it), then run the command again.",
+        )
+
+
 def repository_path(root: Path, cwd: Path, name: str) -> str:
     """`name`, given relative to `cwd`, as a path in the repository at `root` (its `..`
     resolved, symlinks not); a name outside the repository is a usage error (HG904)."""
