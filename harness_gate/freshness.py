@@ -100,7 +100,15 @@ def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.
                         f"the head is {tree[:12]}")]  # fmt: skip
     out = []
     for cmd in required_commands(life):
+        # What the runner reads when the step ends: a command found the files by their path
+        # (its environment names none of them) and wrote there. Put back, and blocked.
+        channels = runner.channels()
         outcome = runner.run(cmd["command"], shell=cmd.get("shell", False), timeout=cmd["timeout_seconds"], cwd=root)
+        written = runner.restore_channels(channels)
+        if written:
+            files = f"{'file' if len(written) == 1 else 'files'} {', '.join(written)}"
+            out.append(finding("HG340", rel, f"`{cmd['id']}` (re-run in CI) wrote the runner's file-command {files}: "
+                               "put back as before the command"))  # fmt: skip
         if fingerprints.fingerprint_worktree(root, cfg) != tree:
             out.append(finding("HG305", rel, f"`{cmd['id']}` (re-run in CI) changed the work tree"))
         elif outcome.status != "PASS":
