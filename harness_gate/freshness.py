@@ -93,7 +93,8 @@ def _moved(root: Path, verified: str, tree: str) -> str:
 def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str) -> list[Finding]:
     """CI runs the required commands itself, on the checked-out head, and uses its own
     results instead of the recorded ones (nothing is appended)."""
-    here = fingerprints.fingerprint_worktree(root, cfg)
+    # Untracked outputs already there (an earlier step's) are inputs: no command wrote them.
+    here = fingerprints.fingerprint_worktree(root, cfg, fingerprints.Inputs.now(root, cfg).unwritten())
     rel = f"{folder.path}/evidence.jsonl"
     if here != tree:
         return [finding("HG302", rel, f"--reverify needs the head checked out: the work tree is {here[:12]}, "
