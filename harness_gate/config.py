@@ -19,6 +19,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 CONFIG_FILE = ".harness-gate.toml"
 DEFAULT_MAX_BYTES = 1024 * 1024
+# A configuration file is a few hundred bytes; one named with --config is read up to this.
+CONFIG_CAP = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,23 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
         report_only=table.get("report_only", False),
         source=where,
     )
+
+
+def parse_named(where: str, data: bytes, *, pyproject: bool) -> Config:
+    """A configuration file named with `--config` (the Action's `config:` input): it must
+    hold the gate's settings. An empty file, or a pyproject.toml without a
+    `[tool.harness-gate]` table, names no configuration and is an error, never the
+    defaults (a mistyped or redirected name would otherwise switch every requirement the
+    real file sets back to the defaults)."""
+    table = _load(where, data)
+    if pyproject:
+        tool = table.get("tool", {})
+        if not (isinstance(tool, dict) and "harness-gate" in tool):
+            raise ConfigError(f"{where} has no [tool.harness-gate] table: it is not a configuration")
+        return parse(None, data)
+    if not table:
+        raise ConfigError(f"{where} sets nothing: it is not a configuration", "Name the file that sets its keys.")
+    return parse(data, None)
 
 
 def ignored_table(own: bytes | None, pyproject: bytes | None) -> bool:

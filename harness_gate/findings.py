@@ -211,6 +211,13 @@ RULES: dict[str, Rule] = _rules(
         "verify records the work tree with them, and a commit holds them only if you add them: commit them, remove "
         "them, ignore them (`.git/info/exclude` for this clone only), or name them in `verify_outputs`; then verify.",
     ),
+    Rule(
+        "HG340",
+        "a re-run command wrote the runner's files",
+        "A `--reverify` command runs without the runner's file-command variables; one that writes those files "
+        "anyway (found by their path) is the change's code reaching for later steps: the files are put back, "
+        "and the change is blocked (docs/action.md).",
+    ),
     # HG4xx: review and lifecycle
     Rule("HG401", "illegal lifecycle sequence", "See docs/lifecycle.md for the allowed order of artifacts."),
     Rule("HG402", "repair budget exhausted", "Write a Pause Report, then an approved Repair Resume."),
