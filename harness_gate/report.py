@@ -147,21 +147,43 @@ def use_color(stream: TextIO) -> bool:
     return stream.isatty()
 
 
+# Bounds on what one finding puts before a reader (docs/report.md, "Output size"): a
+# message or hint past MESSAGE_CHARS is cut with a count of what was cut; the text report
+# shows TEXT_SHOWN findings of each rule, then how many more (the JSON report has them all).
+MESSAGE_CHARS = 2000
+TEXT_SHOWN = 20
+
+
+def bounded(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how many were left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
 def write_text(report: Report, stream: TextIO, *, color: bool) -> None:
     paint = _color(color)
     for line in report.lines:
         stream.write(safe(line, keep_newlines=True) + "\n")
-    group = ""
+    counts: dict[str, int] = {}
+    for f in report.findings:
+        counts[f.code] = counts.get(f.code, 0) + 1
+    group, shown = "", 0
     for f in ordered(report.findings):
         if f.code != group:
-            group = f.code
-            count = sum(1 for g in report.findings if g.code == f.code)
+            group, shown = f.code, 0
             title = RULES[f.code].title if f.code in RULES else ""
-            stream.write(paint(f"{f.code} {title} ({count})", "bold") + "\n")
-            stream.write(f"    hint: {safe(f.hint)}\n")
+            stream.write(paint(f"{f.code} {title} ({counts[f.code]})", "bold") + "\n")
+            stream.write(f"    hint: {safe(bounded(f.hint))}\n")
+        shown += 1
+        if shown > TEXT_SHOWN:
+            if shown == TEXT_SHOWN + 1:
+                more = counts[f.code] - TEXT_SHOWN
+                stream.write(f"  ... and {more} more {f.code} (--format json lists every finding)\n")
+            continue
         where = f"{f.path}:{f.line}" if f.line else f.path
         tag = paint(f.code, "red" if f.blocks else "yellow")
-        stream.write(f"  {safe(where)}: {tag} {safe(f.message)}\n")
+        stream.write(f"  {safe(bounded(where))}: {tag} {safe(bounded(f.message))}\n")
     if report.error is not None:
         stream.write(f"{paint('error', 'red')} {report.error.code}: {safe(report.error.message)}\n")
         if report.error.hint:

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from harness_gate import __version__, rule_links
 from harness_gate.artifacts_tree import CONFIG_PATHS
 from harness_gate.findings import FAMILIES, RULES, Finding, Rule, Severity
-from harness_gate.report import Report, clean, error_location, ordered
+from harness_gate.report import Report, bounded, clean, error_location, ordered
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -70,6 +70,10 @@ _INDEX = {code: i for i, code in enumerate(RULES)}
 # GitHub code scanning rejects a whole run with more results than this: the most important
 # are kept (the report's order) and a notification counts the rest.
 MAX_RESULTS = 25_000
+# Code scanning refuses a SARIF file over 10 MB (gzipped; this bound holds uncompressed, so
+# any upload passes): results past it are left out like those past MAX_RESULTS.
+MAX_BYTES = 10_000_000
+_RUN_BYTES = 200_000  # the driver's rules, the invocation and the log's frame, with room
 
 # What varies between runs of the same problem, normalised out of the fingerprint:
 # the range prefix (the commit is a property), object ids and hashes, times, durations,
@@ -182,7 +186,7 @@ def _result(f: Finding, fallback: str, seen: dict[str, int]) -> dict[str, Any]:
         result["ruleIndex"] = _INDEX[f.code]
     result.update({
         "level": _LEVEL[f.severity],
-        "message": {"text": f"{f.message} — {f.hint}" if f.hint else f.message},
+        "message": {"text": bounded(f"{f.message} — {f.hint}" if f.hint else f.message)},
         "locations": [_location(path, f.line)],
         "partialFingerprints": {FINGERPRINT: value, GITHUB_FINGERPRINT: value},
     })  # fmt: skip
@@ -207,14 +211,24 @@ def to_sarif(report: Report, *, root: Path | None = None) -> dict[str, Any]:
     fallback = fallback_path(root)
     findings = ordered(report.findings)
     room = MAX_RESULTS - (report.error is not None)
-    results = [_result(f, fallback, seen) for f in findings[:room]]
+    results: list[dict[str, Any]] = []
+    size = _RUN_BYTES
+    for f in findings[:room]:
+        result = _result(f, fallback, seen)
+        # As `write` prints it, indented three levels deeper (each line), and cleaned.
+        text = json.dumps(clean(result), indent=2, ensure_ascii=False)
+        size += len(text.encode("utf-8")) + 8 * (text.count("\n") + 1)
+        if size > MAX_BYTES:
+            break
+        results.append(result)
     invocation: dict[str, Any] = {"executionSuccessful": report.error is None, "exitCode": report.exit_code}
     notifications: list[dict[str, Any]] = []
-    if len(findings) > room:
-        left = len(findings) - room
+    if len(findings) > len(results):
+        left = len(findings) - len(results)
         notifications.append({"level": "warning", "message": {"text": (
             f"{left} more finding{'s' * (left != 1)} left out: code scanning rejects a run with more than "
-            f"{MAX_RESULTS} results; the JSON report (--format json) lists every finding"
+            f"{MAX_RESULTS} results or a file over {MAX_BYTES // 1_000_000} MB; the JSON report "
+            "(--format json) lists every finding"
         )}})  # fmt: skip
     if report.error is not None:
         error = report.error
