@@ -249,7 +249,8 @@ def verify(plan_id: str | None, only: Sequence[str], fmt: str) -> None:
     from harness_gate.commands import verify as command  # noqa: PLC0415
     from harness_gate.progress import Progress  # noqa: PLC0415
 
-    shown = Progress(sys.stderr, tty=sys.stderr.isatty())
+    # JSON is for programs, which read the report (often with stderr joined to stdout).
+    shown = Progress(sys.stderr, tty=sys.stderr.isatty()) if fmt == "text" else None
     _run("verify", fmt, lambda: command.verify(Path.cwd(), plan_id, only, shown))
 
 
