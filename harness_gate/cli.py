@@ -265,8 +265,11 @@ def explain(paths: Sequence[str], plan_id: str | None, fmt: str) -> None:
 def verify(plan_id: str | None, only: Sequence[str], fmt: str) -> None:
     """Run the plan's required commands and append evidence for the work tree."""
     from harness_gate.commands import verify as command  # noqa: PLC0415
+    from harness_gate.progress import Progress  # noqa: PLC0415
 
-    _run("verify", fmt, lambda: command.verify(Path.cwd(), plan_id, only))
+    # JSON is for programs, which read the report (often with stderr joined to stdout).
+    shown = Progress(sys.stderr, tty=sys.stderr.isatty()) if fmt == "text" else None
+    _run("verify", fmt, lambda: command.verify(Path.cwd(), plan_id, only, shown))
 
 
 @cli.command(context_settings={"ignore_unknown_options": True}, short_help="Run one command and record its evidence.")

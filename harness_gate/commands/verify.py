@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 from harness_gate import artifacts_tree, evidence, fingerprints, freshness, git, governance, plans, recording
 from harness_gate.errors import usage
 from harness_gate.findings import Finding
+from harness_gate.progress import Progress
 from harness_gate.report import Report, inactive
 
 
@@ -32,7 +34,9 @@ def _log(root: Path, folder: plans.PlanFolder) -> Path:
     return root / folder.path / "evidence.jsonl"
 
 
-def verify(cwd: Path, plan_id: str | None, only: Sequence[str]) -> Report:
+def verify(cwd: Path, plan_id: str | None, only: Sequence[str], progress: Progress | None = None) -> Report:
+    """Run the required commands (`only`: those) and append their evidence; `progress`
+    shows each command as it starts, runs and ends (harness_gate/progress.py)."""
     root = git.toplevel(cwd)
     snap = artifacts_tree.from_worktree(root)
     if not snap.active:
@@ -55,10 +59,13 @@ def verify(cwd: Path, plan_id: str | None, only: Sequence[str]) -> Report:
     for cmd in commands:
         if only and cmd["id"] not in only:
             continue
-        tree, rec, changed, own = recording.run_and_record(
-            root, snap.config, log, command_id=cmd["id"], command=cmd["command"], shell=cmd.get("shell", False),
-            timeout=cmd["timeout_seconds"], plan_sha256=life.plan_sha256, policy=policy, inputs=inputs,
-        )  # fmt: skip
+        with progress.command(cmd["id"], cmd["command"]) if progress else contextlib.nullcontext() as shown:
+            tree, rec, changed, own = recording.run_and_record(
+                root, snap.config, log, command_id=cmd["id"], command=cmd["command"], shell=cmd.get("shell", False),
+                timeout=cmd["timeout_seconds"], plan_sha256=life.plan_sha256, policy=policy, inputs=inputs,
+            )  # fmt: skip
+            if shown is not None:
+                shown.result = f"{rec.status} {rec.duration_ms / 1000:.1f}s"
         lines.append(
             f"{cmd['id']:16} {rec.status:7} {rec.duration_ms / 1000:.1f}s  tree {tree[:12]}  `{cmd['command']}`"
         )

@@ -1,0 +1,87 @@
+"""A team's flows beyond the happy path (issue: teams, round 2): the repair and pause loop
+driven by commands, cancelling, `verify`'s progress, and the small mends a team met. The
+team, its clones and CI as fresh clones are tests/test_scenarios.py's."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import time
+
+import pytest
+
+from tests import test_scenarios
+from tests.test_scenarios import PY, Clone, Team
+
+# The team's fixtures, shared with tests/test_scenarios.py.
+team_template = test_scenarios.team_template
+team = test_scenarios.team
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+
+def _verify_argv() -> list[str]:
+    return [PY, "-m", "harness_gate", "verify"]
+
+
+def _slow_plan(dev: Clone) -> None:
+    """A branch whose plan's one command runs for about 2.5 s."""
+    dev.git("fetch", "-q", "origin")
+    dev.git("checkout", "-q", "-b", "alice/slow", "origin/main")
+    dev.hg("plan", "new", "slow", "--objective", "Slow checks", "--boundary", "src/**",
+           "--verify", f"slow={PY} -c 'import time; time.sleep(2.5)'")  # fmt: skip
+    dev.hg("approve", input=b"y\n")
+    dev.commit("Plan: slow")
+    dev.write("src/app.py", "x = 1\n")
+    dev.git("add", "-A")
+
+
+def test_verify_shows_progress_in_a_pipe(team: Team) -> None:
+    """In a pipe (a CI log): a line as the command starts, before it ends, and one as it ends."""
+    alice = team.developer("alice")
+    _slow_plan(alice)
+    proc = subprocess.Popen(_verify_argv(), cwd=alice.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    first = proc.stderr.readline().decode()
+    started = time.monotonic()
+    assert "slow" in first and "started" in first
+    assert proc.poll() is None  # said while the command still runs
+    out, err = proc.communicate(timeout=60)
+    assert time.monotonic() - started > 1.5
+    assert proc.returncode == 0, out + err
+    (end,) = err.decode().splitlines()
+    assert end.startswith("[harness-gate] slow ") and "PASS" in end
+    assert "\r" not in err.decode() and "\x1b" not in err.decode()  # nothing redrawn in a log
+    assert b"slow" in out  # the report, on stdout as before
+
+
+def test_verify_shows_progress_on_a_terminal(team: Team) -> None:
+    """On a terminal: the command's line as it starts, redrawn with its elapsed time, its result at the end."""
+    alice = team.developer("alice")
+    _slow_plan(alice)
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(_verify_argv(), cwd=alice.path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=follower)  # fmt: skip
+    os.close(follower)
+    seen = b""
+    timeline: list[tuple[float, bytes]] = []
+    start_time = time.monotonic()
+    while True:
+        try:
+            chunk = os.read(leader, 1024)
+        except OSError:  # the terminal closed: the process ended
+            break
+        if not chunk:
+            break
+        timeline.append((time.monotonic() - start_time, chunk))
+        seen += chunk
+    os.close(leader)
+    out = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 0, out
+    text = seen.decode()
+    assert text.startswith("slow `")  # shown at once
+    assert "... 1s" in text and "... 2s" in text  # the elapsed time while it runs
+    last = text.replace("\r\n", "\n").rstrip("\n").rsplit("\r", 1)[-1]
+    assert "PASS" in last and last.startswith("\x1b[Kslow `")
+    assert timeline[0][0] < 1.0  # the first line came before the command ended
