@@ -51,6 +51,12 @@ _SHOWN = 10  # findings named in one reason
 # Ways round the commit gate a shell command can take: git's --no-verify (any prefix git
 # accepts, and `commit -n`), core.hooksPath, and pre-commit's SKIP.
 _BYPASS = re.compile(r"--no-ver(?:i(?:fy?)?)?\b|\bcommit\b[^;&|\n]*\s-[a-z]*n[a-z]*\b|hookspath|\bskip=")
+# `harness-gate approve` (or `python -m harness_gate approve`) in one simple command.
+_APPROVE = re.compile(r"harness[-_]gate[^\s;&|]*\s+(?:[^\s;&|]+\s+)*?approve\b")
+APPROVE_DENIED = (
+    "harness-gate denies this command: it runs `harness-gate approve`. An approval is a human's answer at their own "
+    "terminal, never an agent's tool call (and `approve` refuses inside one, HG908). Ask the human to approve."
+)
 CODEX_MCP = (
     " To let MCP tools through unjudged, a human removes `mcp__.*` from the PreToolUse matcher in .codex/hooks.json."
 )
@@ -298,6 +304,8 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
         ):
             raise Malformed("a shell command that does more than apply one patch cannot be judged by its text")
         return judge(cwd, patch_paths(text[start : end + len("*** End Patch")]), "apply_patch")
+    if _APPROVE.search(text.casefold()):
+        return Decision("deny", APPROVE_DENIED)
     repo = _repository(_project())
     if isinstance(repo, Decision):
         return repo

@@ -317,6 +317,18 @@ def test_shell_is_allowed_and_asks_when_it_names_a_protected_path(gated: Repo) -
     assert decision(gated, "Bash", {"command": "echo {} > .claude/settings.json"}, "codex") == ("allow", "")
 
 
+@pytest.mark.parametrize("runtime", ["claude", "codex"])
+@pytest.mark.parametrize(
+    "command",
+    ["printf 'y\\n' | harness-gate approve", "harness-gate plan amend --add-boundary 'x/**' && harness-gate approve",
+     "echo y | python -m harness_gate approve --plan p1", "yes | /usr/bin/harness-gate approve"],
+)  # fmt: skip
+def test_a_shell_approve_is_denied(gated: Repo, runtime: str, command: str) -> None:
+    verdict, reason = decision(gated, "Bash", {"command": command}, runtime)
+    assert verdict == "deny"
+    assert "human" in reason
+
+
 # -- which plan governs -------------------------------------------------------------------------------
 
 
