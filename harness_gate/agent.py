@@ -258,6 +258,11 @@ def patch_paths(text: str) -> list[tuple[str, str]]:
     lines = [line.rstrip("\r") for line in text.strip().splitlines()]
     if not lines or lines[0].strip() != "*** Begin Patch" or lines[-1].strip() != "*** End Patch":
         raise Malformed("the patch does not run from `*** Begin Patch` to `*** End Patch`")
+    marks = [line.strip() for line in lines if line.strip() in ("*** Begin Patch", "*** End Patch")]
+    if len(marks) != 2:
+        # An early `*** End Patch` does not end what the runtime applies: what follows it
+        # would be applied unjudged. One patch, one pair of marks.
+        raise Malformed("the patch holds `*** Begin Patch` or `*** End Patch` more than once")
     out: list[tuple[str, str]] = []
     for line in (raw.lstrip() for raw in lines[1:-1]):  # the runtime trims padding: so does this
         for prefix, status in _PATCH_LINES:
@@ -277,6 +282,55 @@ def patch_paths(text: str) -> list[tuple[str, str]]:
     if not out:
         raise Malformed("the patch names no file")
     return out
+
+
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "/bin/bash", "/bin/sh", "/usr/bin/bash", "/bin/zsh"})
+# `apply_patch <<'EOF'` (or <<EOF, <<"EOF", <<-EOF): the here-document's opening line.
+_HEREDOC = re.compile(r"\s*apply_patch\s+<<(-?)[ \t]*(?:'(\w+)'|\"(\w+)\"|(\w+))[ \t]*\n")
+_QUOTED = re.compile(r"\s*apply_patch\s+'([^']*)'\s*", re.S)
+
+
+def shell_patch(command: object) -> str:
+    """The patch of a shell command that applies one and does nothing else: `["apply_patch",
+    PATCH]`, or a script (alone, or under `bash -lc`) that is `apply_patch` with the patch in
+    a here-document or single quotes. Anything else, Malformed: a command after the patch
+    (on a new line too), a second patch, an unquoted here-document the shell would expand."""
+    if isinstance(command, list):
+        if len(command) == 2 and command[0] == "apply_patch" and isinstance(command[1], str):
+            return command[1]
+        if len(command) == 3 and command[0] in _SHELLS and command[1] in ("-c", "-lc", "-l -c") and isinstance(
+            command[2], str
+        ):
+            command = command[2]
+        else:
+            raise Malformed("a shell command that does more than apply one patch cannot be judged by its text")
+    if not isinstance(command, str):
+        raise Malformed("the shell call carries no `command`")
+    heredoc = _HEREDOC.match(command)
+    if heredoc is not None:
+        return _heredoc_body(heredoc, command[heredoc.end() :])
+    quoted = _QUOTED.fullmatch(command)
+    if quoted is not None:
+        return quoted.group(1)
+    raise Malformed("a shell command that does more than apply one patch cannot be judged by its text")
+
+
+def _heredoc_body(opening: re.Match[str], rest: str) -> str:
+    """The here-document's body as the shell reads it: up to the first line that is the
+    delimiter (after leading tabs, for `<<-`); nothing but blank space may follow it."""
+    strip = bool(opening.group(1))
+    delimiter = opening.group(2) or opening.group(3) or opening.group(4)
+    lines = rest.split("\n")
+    for i, line in enumerate(lines):
+        if (line.lstrip("\t") if strip else line) == delimiter:
+            if "\n".join(lines[i + 1 :]).strip():
+                raise Malformed("a shell command that does more than apply one patch cannot be judged by its text")
+            body = [line.lstrip("\t") for line in lines[:i]] if strip else lines[:i]
+            text = "\n".join(body)
+            if opening.group(4) is not None and re.search(r"[$`\\]", text):
+                raise Malformed("an unquoted here-document: the shell would expand `$`, backquotes and backslashes")
+            return text
+    raise Malformed("the here-document of the patch has no end line")
 
 
 def mcp(tool: str) -> Decision:
@@ -306,22 +360,12 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
         text = command
     else:
         raise Malformed("the shell call carries no `command`")
-    start = text.find("*** Begin Patch")
-    if start >= 0:
-        # `apply_patch` run through the shell (Codex does): judged as the patch, only when
-        # the command is that one patch and nothing else; where it applies must be plain.
-        end = text.find("*** End Patch", start)
-        if end < 0:
-            raise Malformed("the command holds `*** Begin Patch` without `*** End Patch`")
-        rest = text[:start] + text[end + len("*** End Patch") :]
-        if text.count("*** Begin Patch") > 1 or tool_input.get("workdir") not in (None, "", "."):
-            raise Malformed("a shell command with several patches, or a patch applied in another directory")
-        if re.search(
-            r"[;&|`$()<>]|\bcd\b",
-            re.sub(r"<<-?\s*'?EOF'?|^\s*EOF\s*$", "", rest, flags=re.M).replace("apply_patch", ""),
-        ):
-            raise Malformed("a shell command that does more than apply one patch cannot be judged by its text")
-        return judge(cwd, patch_paths(text[start : end + len("*** End Patch")]), "apply_patch")
+    if "*** begin patch" in text.casefold():
+        # `apply_patch` run through the shell (Codex does): judged as the patch when the
+        # command is exactly that one patch, every byte of it one the runtime acts on.
+        if tool_input.get("workdir") not in (None, "", "."):
+            raise Malformed("a patch applied in another directory cannot be judged by its text")
+        return judge(cwd, patch_paths(shell_patch(command)), "apply_patch")
     if _APPROVE.search(text.casefold()):
         return Decision("deny", APPROVE_DENIED)
     repo = _repository(_project())

@@ -656,6 +656,51 @@ def test_a_shell_patch_that_is_not_alone_is_denied(gated: Repo, command: list[st
     assert decision(gated, "shell", {"command": command}, "codex")[0] == "deny"
 
 
+INSIDE = patch("*** Add File: src/x.py", "+x")
+EARLY_END = patch("*** Add File: src/x.py", "+x", "*** End Patch", "*** Add File: .harness-gate.toml", "+evil")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["bash", "-lc", f"apply_patch <<'EOF'\n{INSIDE}EOF\ntouch .harness-gate.toml"],
+        ["bash", "-lc", f"apply_patch <<'EOF'\n{INSIDE}EOF\n\n  rm -rf src\n"],
+        ["bash", "-lc", f"apply_patch <<'EOF'\n{INSIDE}EOF\ntouch x\nEOF\n"],
+        ["apply_patch", EARLY_END],
+        ["bash", "-lc", f"apply_patch <<'EOF'\n{EARLY_END}EOF\n"],
+        ["bash", "-lc", f"apply_patch <<EOF\n{patch('*** Add File: src/x.py', '+$(touch .harness-gate.toml)')}EOF\n"],
+        ["bash", "-lc", f"apply_patch <<'EOF'\n{INSIDE}"],
+        ["apply_patch", INSIDE, "extra"],
+        ["python3", "-c", f"import os; os.system('apply_patch <<EOF\\n{INSIDE}EOF')"],
+    ],
+    ids=["command-after-newline", "command-after-blank-line", "second-delimiter", "early-end", "early-end-heredoc",
+         "unquoted-expansion", "no-end-line", "extra-word", "another-program"],
+)  # fmt: skip
+def test_a_shell_patch_is_judged_whole_or_denied(gated: Repo, command: list[str]) -> None:
+    """Every part the runtime would act on is judged: a command on a line after the patch,
+    what follows an early `*** End Patch`, what the shell would expand in the here-document."""
+    assert decision(gated, "shell", {"command": command}, "codex")[0] == "deny"
+    assert (
+        decision(gated, "Bash", {"command": command[-1] if command[0] == "bash" else " ".join(command)}, "codex")[0]
+        == "deny"
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["apply_patch", INSIDE],
+        ["bash", "-lc", f"apply_patch <<'EOF'\n{INSIDE}EOF\n"],
+        ["bash", "-lc", f"apply_patch <<\"PATCH\"\n{INSIDE}PATCH"],
+        ["bash", "-lc", "apply_patch <<-'EOF'\n" + "".join(f"\t{line}\n" for line in INSIDE.splitlines()) + "\tEOF\n"],
+        ["bash", "-lc", f"apply_patch '{INSIDE}'"],
+    ],
+    ids=["argument", "heredoc", "double-quoted-delimiter", "tab-stripped", "single-quoted"],
+)  # fmt: skip
+def test_a_shell_patch_alone_is_judged_as_the_patch(gated: Repo, command: list[str]) -> None:
+    assert decision(gated, "shell", {"command": command}, "codex")[0] == "allow"
+
+
 def test_a_shell_patch_in_another_workdir_is_denied(gated: Repo) -> None:
     command = ["apply_patch", patch("*** Add File: src/x.py", "+x")]
     assert decision(gated, "shell", {"command": command}, "codex")[0] == "allow"
