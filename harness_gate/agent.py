@@ -298,8 +298,11 @@ def shell_patch(command: object) -> str:
     if isinstance(command, list):
         if len(command) == 2 and command[0] == "apply_patch" and isinstance(command[1], str):
             return command[1]
-        if len(command) == 3 and command[0] in _SHELLS and command[1] in ("-c", "-lc", "-l -c") and isinstance(
-            command[2], str
+        if (
+            len(command) == 3
+            and command[0] in _SHELLS
+            and command[1] in ("-c", "-lc", "-l -c")
+            and isinstance(command[2], str)
         ):
             command = command[2]
         else:
