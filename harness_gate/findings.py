@@ -612,6 +612,12 @@ RULES: dict[str, Rule] = _rules(
         "Install harness-gate in an environment of its own (`pipx install`), where no package of the repository it "
         "guards (a directory on PYTHONPATH, the current directory) can stand in for one of its dependencies.",
     ),
+    Rule(
+        "HG908",
+        "inside a coding agent",
+        "Approve from a terminal of your own, outside the coding agent: an approval is a human's answer, never an "
+        "agent's tool call (docs/agents.md).",
+    ),
     Rule("HG999", "internal error", "This is a bug in harness-gate; the gate failed closed."),
 )
 
