@@ -14,7 +14,7 @@ from harness_gate import artifacts_tree, fsutil, git, governance, lifecycle, pla
 from harness_gate import report as report_mod
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.artifacts.parse import parse_artifact
-from harness_gate.errors import HarnessGateError, Refused, not_enough_history, usage
+from harness_gate.errors import Refused, inside_agent, not_enough_history, usage
 from harness_gate.report import Report
 
 
@@ -22,7 +22,7 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     marker = agent_marker(os.environ)
     if marker is not None:
         # Before anything is read: an agent that ran `plan amend` must not answer its own `y`.
-        raise HarnessGateError("HG908", f"`approve` runs inside a coding agent's tool call ({marker} is set)")
+        raise inside_agent(marker)
     root = git.toplevel(cwd)
     snap = artifacts_tree.from_worktree(root)
     if not snap.active:
