@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,20 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     home = tmp_path_factory.getbasetemp() / "pre-commit-home"
     monkeypatch.setenv("PRE_COMMIT_HOME", str(home))
     return home
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository `try-repo` installs the hooks from: this checkout, or, run from an
+    unpacked sdist (no git), a repository of one commit made from it."""
+    if (PROJECT / ".git").exists():
+        return PROJECT
+    path = tmp_path_factory.mktemp("hook-repo") / "harness-gate"
+    shutil.copytree(PROJECT, path, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", ".*_cache"))
+    identity = ["-c", "user.name=harness-gate tests", "-c", "user.email=tests@example.invalid"]
+    for args in (["init", "-q"], ["add", "-A"], [*identity, "commit", "-qm", "the sdist", "--no-verify"]):
+        subprocess.run(["git", *args], cwd=path, capture_output=True, check=True)
+    return path
 
 
 def pc(repo: Repo, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -141,7 +156,7 @@ def test_real_push_is_blocked(installed: Repo, tmp_path: Path) -> None:
     assert b"HG101" in res.stdout + res.stderr
 
 
-def test_try_repo_with_the_manifest(repo: Repo, pre_commit_home: Path) -> None:
+def test_try_repo_with_the_manifest(repo: Repo, pre_commit_home: Path, hook_repo: Path) -> None:
     """pre-commit installs harness-gate from this checkout and runs the manifest's hook."""
     repo.write("README.md", "hello\n")
     repo.write("other.py", "x = 1\n")
@@ -152,17 +167,19 @@ def test_try_repo_with_the_manifest(repo: Repo, pre_commit_home: Path) -> None:
     repo.approve()
     repo.write("other.py", "x = 2\n")
     repo.git("add", "-A")
-    res = pc(repo, "try-repo", str(PROJECT), "harness-gate", "--verbose")
+    res = pc(repo, "try-repo", str(hook_repo), "harness-gate", "--verbose")
     out = (res.stdout + res.stderr).decode()
     assert res.returncode == 1, out
     assert "HG101" in out
     assert "other.py" in out
     repo.git("checkout", "-q", "HEAD", "--", "other.py")
-    res = pc(repo, "try-repo", str(PROJECT), "harness-gate")
+    res = pc(repo, "try-repo", str(hook_repo), "harness-gate")
     assert res.returncode == 0, (res.stdout + res.stderr).decode()
 
 
-def test_the_shipped_lint_hook_follows_a_configured_artifacts_root(repo: Repo, pre_commit_home: Path) -> None:
+def test_the_shipped_lint_hook_follows_a_configured_artifacts_root(
+    repo: Repo, pre_commit_home: Path, hook_repo: Path
+) -> None:
     """`artifacts_dir = "meta/gate"`: the manifest's lint hook (installed by pre-commit from
     this checkout) lints a broken plan staged there, and leaves other files alone."""
     repo.write("README.md", "hello\n")
@@ -173,12 +190,12 @@ def test_the_shipped_lint_hook_follows_a_configured_artifacts_root(repo: Repo, p
     repo.write("harness/plans/p1/plan.md", "not a plan, and not under the artifacts root\n")
     repo.write("src/a.py", "a = 1\n")
     repo.git("add", "-A")
-    res = pc(repo, "try-repo", str(PROJECT), "harness-gate-lint", "--verbose")
+    res = pc(repo, "try-repo", str(hook_repo), "harness-gate-lint", "--verbose")
     assert res.returncode == 0, (res.stdout + res.stderr).decode()
     assert b"Skipped" not in res.stdout  # it ran, and found nothing to lint
     repo.write("meta/gate/plans/p1/plan.md", "not a plan\n")
     repo.git("add", "-A")
-    res = pc(repo, "try-repo", str(PROJECT), "harness-gate-lint")
+    res = pc(repo, "try-repo", str(hook_repo), "harness-gate-lint")
     out = (res.stdout + res.stderr).decode()
     assert res.returncode == 1, out
     assert "meta/gate/plans/p1/plan.md" in out
