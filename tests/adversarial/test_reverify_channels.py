@@ -50,6 +50,8 @@ def runner(tmp_path: Path) -> dict[str, str]:
         path = temp / "_runner_file_commands" / name.lower()
         path.write_text(f"{name.lower()} of an earlier step\n")
         env[name] = str(path)
+    (temp / "event.json").write_text('{"pull_request": {}}\n')
+    env["GITHUB_EVENT_PATH"] = str(temp / "event.json")
     return env
 
 
@@ -62,7 +64,7 @@ def _gated(repo: Repo) -> Repo:
 
 
 def _channels(env: dict[str, str]) -> dict[str, bytes]:
-    return {name: Path(env[name]).read_bytes() for name in CHANNELS}
+    return {name: Path(env[name]).read_bytes() for name in (*CHANNELS, "GITHUB_EVENT_PATH")}
 
 
 def test_reverify_commands_get_no_runner_channel_nor_its_temp_folder(
@@ -89,11 +91,11 @@ def test_a_command_that_writes_them_by_path_is_blocked_and_they_are_put_back(
 ) -> None:
     _gated(repo)
     before = _channels(runner)
-    known = os.pathsep.join([runner["GITHUB_ENV"], runner["GITHUB_OUTPUT"]])
+    known = os.pathsep.join([runner["GITHUB_ENV"], runner["GITHUB_OUTPUT"], runner["GITHUB_EVENT_PATH"]])
     code, doc, _ = run_json(repo, *CI, env={**runner, "HG_KNOWN": known})
     assert (tmp_path / "probe.json").exists()  # the command ran
     assert _channels(runner) == before
     assert code == 1, doc
     [found] = [f for f in doc["findings"] if f["code"] == "HG340"]
     assert found["path"] == f"{FOLDER}/evidence.jsonl"
-    assert "GITHUB_ENV, GITHUB_OUTPUT" in found["message"]
+    assert "GITHUB_ENV, GITHUB_OUTPUT, GITHUB_EVENT_PATH" in found["message"]
