@@ -67,6 +67,7 @@ def _channels(env: dict[str, str]) -> dict[str, bytes]:
     return {name: Path(env[name]).read_bytes() for name in (*CHANNELS, "GITHUB_EVENT_PATH")}
 
 
+@pytest.mark.slow
 def test_reverify_commands_get_no_runner_channel_nor_its_temp_folder(
     repo: Repo, runner: dict[str, str], tmp_path: Path
 ) -> None:
@@ -86,6 +87,7 @@ def test_reverify_commands_get_no_runner_channel_nor_its_temp_folder(
     assert code == 0, doc
 
 
+@pytest.mark.slow
 def test_a_command_that_writes_them_by_path_is_blocked_and_they_are_put_back(
     repo: Repo, runner: dict[str, str], tmp_path: Path
 ) -> None:
