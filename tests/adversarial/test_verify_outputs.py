@@ -15,10 +15,10 @@ CONFIG = (
     'artifacts_dir = "harness"\nevidence_stages = ["ci"]\nreview_stages = []\ncompletion_stages = []\n'
     'verify_outputs = ["out/**"]\n'
 )
-# Passes only with out/input.json there; writes out/report.json each run.
+# Passes only with out/input.json there; writes out/report.json, different each run.
 COMMAND = (
-    f"{PY} -c \"import os, sys; os.makedirs('out', exist_ok=True); "
-    "open('out/report.json', 'w').write('{}'); sys.exit(not os.path.exists('out/input.json'))\""
+    f"{PY} -c \"import os, sys, time; os.makedirs('out', exist_ok=True); "
+    "open('out/report.json', 'w').write(str(time.time_ns())); sys.exit(not os.path.exists('out/input.json'))\""
 )
 
 
