@@ -434,10 +434,9 @@ def trusted_config(
     else:
         try:
             # resolve(): the file read is the one protected, through any link to it.
-            rel_: str | None = (Path.cwd() / path).resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            rel_ = None
-        rel = rel_ or str(path)
+            rel = (Path.cwd() / path).resolve().relative_to(root.resolve()).as_posix()
+        except (ValueError, RuntimeError):  # outside the repository; a loop of links
+            rel = str(path)
         try:
             data = fsutil.read_regular(path, config_mod.CONFIG_CAP, what="configuration file")
         except OSError as exc:
@@ -460,7 +459,11 @@ def named_path(root: Path, name: str) -> str:
     top = root.resolve()
     parts = full.parts
     for cut in range(1, len(parts) + 1):
-        if Path(*parts[:cut]).resolve() == top:
+        try:
+            here = Path(*parts[:cut]).resolve()
+        except (OSError, RuntimeError):  # a loop of links above the repository: not its top
+            continue
+        if here == top:
             rest = parts[cut:]
             if rest:
                 return "/".join(rest)

@@ -108,7 +108,7 @@ def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.
         written = runner.restore_channels(channels)
         if written:
             files = f"{'file' if len(written) == 1 else 'files'} {', '.join(written)}"
-            out.append(finding("HG340", rel, f"`{cmd['id']}` (re-run in CI) wrote the runner's file-command {files}: "
+            out.append(finding("HG340", rel, f"`{cmd['id']}` (re-run in CI) wrote the runner's {files}: "
                                "put back as before the command"))  # fmt: skip
         if fingerprints.fingerprint_worktree(root, cfg) != tree:
             out.append(finding("HG305", rel, f"`{cmd['id']}` (re-run in CI) changed the work tree"))

@@ -46,6 +46,8 @@ RUNNER_CHANNELS = (
 # The runner's file commands: files a step appends to, read by the runner when the step
 # ends (outputs, environment and PATH of later steps, the summary, post-step state).
 FILE_COMMANDS = ("GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY")
+# Guarded as they are: those, and the event payload later steps read their context from.
+GUARDED_FILES = (*FILE_COMMANDS, "GITHUB_EVENT_PATH")
 # Temporary folders a command may write: each run gets one of its own instead. RUNNER_TEMP
 # is the runner's, where its file-command files and the gate's own venv and reports live.
 TEMP_VARIABLES = ("TMPDIR", "TEMP", "TMP")
@@ -81,9 +83,10 @@ CHANNEL_CAP = 64 * 1024 * 1024  # a step summary is capped at 1 MiB by GitHub: f
 
 
 def channels() -> tuple[Channel, ...]:
-    """The runner's file-command files (the ones the environment names) as they are now."""
+    """The runner's file-command files and event payload (those the environment names) as
+    they are now."""
     out = []
-    for name in FILE_COMMANDS:
+    for name in GUARDED_FILES:
         path = os.environ.get(name)
         if path:
             out.append(_channel(name, path))

@@ -269,6 +269,6 @@ def tree_without_paths(root: Path, tree: str, paths: Sequence[str]) -> str:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         run(["read-tree", tree], cwd=root, env=env)
         names = "".join(f":(top,literal){p}\0" for p in paths).encode("utf-8", "surrogateescape")
-        run(["rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"],
+        run(["rm", "--cached", "-f", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"],
             cwd=root, env=env, stdin=names)  # fmt: skip
         return run(["write-tree"], cwd=root, env=env).decode().strip()

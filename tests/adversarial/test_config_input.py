@@ -39,6 +39,7 @@ def _redirect(repo: Repo, link: str, target: str) -> None:
     commit(repo, "point the CI configuration elsewhere")
 
 
+@pytest.mark.slow
 def test_the_pull_requests_symlink_does_not_choose_the_configuration(repo: Repo) -> None:
     _base_with_a_weaker_file(repo)
     _redirect(repo, "ci/gate.toml", "../src/settings.toml")

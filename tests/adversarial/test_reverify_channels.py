@@ -50,6 +50,8 @@ def runner(tmp_path: Path) -> dict[str, str]:
         path = temp / "_runner_file_commands" / name.lower()
         path.write_text(f"{name.lower()} of an earlier step\n")
         env[name] = str(path)
+    (temp / "event.json").write_text('{"pull_request": {}}\n')
+    env["GITHUB_EVENT_PATH"] = str(temp / "event.json")
     return env
 
 
@@ -62,9 +64,10 @@ def _gated(repo: Repo) -> Repo:
 
 
 def _channels(env: dict[str, str]) -> dict[str, bytes]:
-    return {name: Path(env[name]).read_bytes() for name in CHANNELS}
+    return {name: Path(env[name]).read_bytes() for name in (*CHANNELS, "GITHUB_EVENT_PATH")}
 
 
+@pytest.mark.slow
 def test_reverify_commands_get_no_runner_channel_nor_its_temp_folder(
     repo: Repo, runner: dict[str, str], tmp_path: Path
 ) -> None:
@@ -84,16 +87,17 @@ def test_reverify_commands_get_no_runner_channel_nor_its_temp_folder(
     assert code == 0, doc
 
 
+@pytest.mark.slow
 def test_a_command_that_writes_them_by_path_is_blocked_and_they_are_put_back(
     repo: Repo, runner: dict[str, str], tmp_path: Path
 ) -> None:
     _gated(repo)
     before = _channels(runner)
-    known = os.pathsep.join([runner["GITHUB_ENV"], runner["GITHUB_OUTPUT"]])
+    known = os.pathsep.join([runner["GITHUB_ENV"], runner["GITHUB_OUTPUT"], runner["GITHUB_EVENT_PATH"]])
     code, doc, _ = run_json(repo, *CI, env={**runner, "HG_KNOWN": known})
     assert (tmp_path / "probe.json").exists()  # the command ran
     assert _channels(runner) == before
     assert code == 1, doc
     [found] = [f for f in doc["findings"] if f["code"] == "HG340"]
     assert found["path"] == f"{FOLDER}/evidence.jsonl"
-    assert "GITHUB_ENV, GITHUB_OUTPUT" in found["message"]
+    assert "GITHUB_ENV, GITHUB_OUTPUT, GITHUB_EVENT_PATH" in found["message"]

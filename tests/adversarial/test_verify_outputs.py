@@ -5,6 +5,8 @@ evidence recorded with it is not fresh at CI, where the commit does not hold it.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.adversarial.util import FOLDER, PY, commit, report, setup_gated
 from tests.helpers import Repo
 
@@ -13,10 +15,10 @@ CONFIG = (
     'artifacts_dir = "harness"\nevidence_stages = ["ci"]\nreview_stages = []\ncompletion_stages = []\n'
     'verify_outputs = ["out/**"]\n'
 )
-# Passes only with out/input.json there; writes out/report.json each run.
+# Passes only with out/input.json there; writes out/report.json, different each run.
 COMMAND = (
-    f"{PY} -c \"import os, sys; os.makedirs('out', exist_ok=True); "
-    "open('out/report.json', 'w').write('{}'); sys.exit(not os.path.exists('out/input.json'))\""
+    f"{PY} -c \"import os, sys, time; os.makedirs('out', exist_ok=True); "
+    "open('out/report.json', 'w').write(str(time.time_ns())); sys.exit(not os.path.exists('out/input.json'))\""
 )
 
 
@@ -28,6 +30,7 @@ def _gated(repo: Repo) -> Repo:
     return repo
 
 
+@pytest.mark.slow
 def test_an_untracked_input_matching_verify_outputs_is_not_left_out(repo: Repo) -> None:
     _gated(repo)
     repo.write("out/input.json", "{}\n")  # there before verify: the command reads it
@@ -43,6 +46,7 @@ def test_an_untracked_input_matching_verify_outputs_is_not_left_out(repo: Repo) 
     assert {(f["code"], f["path"]) for f in doc["findings"]} == {("HG302", f"{FOLDER}/evidence.jsonl")}
 
 
+@pytest.mark.slow
 def test_an_output_an_earlier_run_left_is_still_an_output(repo: Repo) -> None:
     """The plain twin: out/report.json from the last run is written again by this one, so
     it stays out of the tree, with no warning; the evidence is fresh at CI."""
