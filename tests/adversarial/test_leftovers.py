@@ -50,3 +50,21 @@ def test_nfd_path_under_an_nfc_boundary_shows_the_difference(repo: Repo) -> None
     assert "src/cafe\\u0301/a.py" in hg101["message"]
     assert "src/caf\\u00e9/**" in hg101["message"]
     assert check(repo, "--staged")[0] == 1
+
+
+def test_action_docs_say_what_the_gate_cannot_see() -> None:
+    """docs/action.md names the two blind spots and the settings that close them."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "action.md").read_text(encoding="utf-8")
+    section = text.split("## What the gate cannot see", 1)[1].split("\n## ", 1)[0]
+    for words in (
+        "rewrite `.git`",
+        "job\n  of its own",
+        "weaker base branch",
+        "Require status checks to pass",
+        "Require a pull\n    request before merging",
+        "Do not allow bypassing the above",
+        "Require\n    review from Code Owners",
+    ):
+        assert words in section, words
