@@ -598,6 +598,12 @@ RULES: dict[str, Rule] = _rules(
         "Install harness-gate in an environment of its own (`pipx install`), where no package of the repository it "
         "guards (a directory on PYTHONPATH, the current directory) can stand in for one of its dependencies.",
     ),
+    Rule(
+        "HG950",
+        "nothing to judge in CI",
+        "In CI the gate judges a pull request's commits: use the GitHub Action (docs/action.md) or "
+        "`harness-gate check --base origin/main`; pre-commit.ci skips the hooks (docs/hooks.md).",
+    ),
     Rule("HG999", "internal error", "This is a bug in harness-gate; the gate failed closed."),
 )
 

@@ -734,9 +734,7 @@ def _under_plan(
 
 def code_points(text: str) -> str:
     """`text` with every non-ASCII character written `\\uXXXX` (`\\UXXXXXXXX` past the BMP)."""
-    return "".join(
-        c if c.isascii() else f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}" for c in text
-    )
+    return "".join(c if c.isascii() else f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}" for c in text)
 
 
 def active(cfg: Config, *states: ArtifactsTree) -> bool:

@@ -98,6 +98,12 @@ def local_config(artifacts_dir: str) -> str:
         files = None if hook.files is None else f"^{re.escape(artifacts_dir)}/"
         local = Hook(hook.id, hook.name, hook.description, hook.args, hook.stages, files, hook.verbose)
         lines += _lines(local, "      ", language="system", entry="harness-gate", stages=hook.stages)
+    lines += [
+        "# pre-commit.ci runs no `language: system` hook (no harness-gate installed there, no network),",
+        "# and a fresh clone has nothing staged to judge: the GitHub Action judges pull requests.",
+        "ci:",
+        f"  skip: [{', '.join(h.id for h in HOOKS)}]",
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -31,7 +31,13 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     template = tmp_path_factory.mktemp("template")
     for name in list(os.environ):
         # CLAUDE_PROJECT_DIR: a suite run inside Claude Code must not guard that project.
-        if name.startswith(("GIT_", "PRE_COMMIT")) or name in ("NO_COLOR", "GITHUB_ACTIONS", "CLAUDE_PROJECT_DIR"):
+        # CI: a suite run in CI must not make every empty `check --staged` an HG950.
+        if name.startswith(("GIT_", "PRE_COMMIT")) or name in (
+            "NO_COLOR",
+            "GITHUB_ACTIONS",
+            "CLAUDE_PROJECT_DIR",
+            "CI",
+        ):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
