@@ -618,6 +618,12 @@ RULES: dict[str, Rule] = _rules(
         "Approve from a terminal of your own, outside the coding agent: an approval is a human's answer, never an "
         "agent's tool call (docs/agents.md).",
     ),
+    Rule(
+        "HG950",
+        "nothing to judge in CI",
+        "In CI the gate judges a pull request's commits: use the GitHub Action (docs/action.md) or "
+        "`harness-gate check --base origin/main`; pre-commit.ci skips the hooks (docs/hooks.md).",
+    ),
     Rule("HG999", "internal error", "This is a bug in harness-gate; the gate failed closed."),
 )
 

@@ -716,11 +716,25 @@ def _under_plan(
             continue
         if not allowed.matches(c.path):
             what = {"A": "added", "D": "deleted"}.get(c.status[:1], "changed")
+            path = show(c.path)
+            # A non-ASCII path can look the same as a pattern and differ (NFD against NFC):
+            # both shown as code points, so the difference can be seen.
+            differs = (
+                f"; as code points, the path `{code_points(path)}`, the boundary "
+                + ", ".join(f"`{code_points(p)}`" for p in patterns[:5])
+                if not path.isascii()
+                else ""
+            )
             out.append(
-                finding("HG101", show(c.path), f"{what} outside the write boundary of `{plan_id}` (allowed: {shown})")
+                finding("HG101", path, f"{what} outside the write boundary of `{plan_id}` (allowed: {shown}{differs})")
             )
     out.extend(_links_leaving(state, changes, plan_id, allowed, {f.path for f in out}))
     return out
+
+
+def code_points(text: str) -> str:
+    """`text` with every non-ASCII character written `\\uXXXX` (`\\UXXXXXXXX` past the BMP)."""
+    return "".join(c if c.isascii() else f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}" for c in text)
 
 
 def active(cfg: Config, *states: ArtifactsTree) -> bool:

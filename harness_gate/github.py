@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import TextIO
@@ -25,8 +26,14 @@ _SUMMARY_MARGIN = 4096  # for the closing lines and a summary another step in th
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 
 
+# Control characters but CR and LF (which the workflow-command escape covers): shown as
+# `\xNN`, so a file name's raw bytes (ESC, BEL, NUL, C1) never reach the runner's log.
+_CONTROLS = re.compile(r"[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
 def escape_data(text: str) -> str:
     # `##[` is the runner's legacy command form; break it so no text can start one.
+    text = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A").replace("##[", "#\u200b#[")
 
 

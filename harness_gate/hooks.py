@@ -96,6 +96,12 @@ def local_config() -> str:
     ]
     for hook in HOOKS:
         lines += _lines(hook, "      ", language="system", entry="harness-gate", stages=hook.stages)
+    lines += [
+        "# pre-commit.ci runs no `language: system` hook (no harness-gate installed there, no network),",
+        "# and a fresh clone has nothing staged to judge: the GitHub Action judges pull requests.",
+        "ci:",
+        f"  skip: [{', '.join(h.id for h in HOOKS)}]",
+    ]
     return "\n".join(lines) + "\n"
 
 

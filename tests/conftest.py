@@ -32,10 +32,11 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     template = tmp_path_factory.mktemp("template")
     for name in list(os.environ):
         # CLAUDE_PROJECT_DIR: a suite run inside Claude Code must not guard that project; the
-        # agents' markers: `approve` refuses under them (HG908).
+        # agents' markers: `approve` refuses under them (HG908). CI: a suite run in CI must not
+        # make every empty `check --staged` an HG950.
         # HARNESS_GATE_RULES_URL, HG_ACTION_*: where rule links point (rule_links), set per test.
         if name.startswith(("GIT_", "PRE_COMMIT", "HG_ACTION_")) or name in (
-            "NO_COLOR", "GITHUB_ACTIONS", "CLAUDE_PROJECT_DIR", "HARNESS_GATE_RULES_URL", "HG_SERVER_URL",
+            "NO_COLOR", "GITHUB_ACTIONS", "CLAUDE_PROJECT_DIR", "CI", "HARNESS_GATE_RULES_URL", "HG_SERVER_URL",
             *AGENT_MARKERS,
         ):  # fmt: skip
             monkeypatch.delenv(name)

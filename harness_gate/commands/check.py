@@ -19,7 +19,7 @@ from typing import Any
 
 from harness_gate import artifacts_tree, branches, cache, fingerprints, gate, git, governance, ranges, trust
 from harness_gate.branches import Origins
-from harness_gate.errors import not_enough_history, usage
+from harness_gate.errors import HarnessGateError, not_enough_history, usage
 from harness_gate.findings import Finding
 from harness_gate.ranges import Head
 from harness_gate.report import INACTIVE, Report
@@ -133,6 +133,11 @@ def run_check(
     return Report("check", tuple(dict.fromkeys(findings)), data, report_only=report_only)
 
 
+def in_ci() -> bool:
+    """`CI` set as CI services set it (GitHub Actions, pre-commit.ci, GitLab: `true`)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
 def _view(root: Path, head: Head, plan_id: str | None, findings: Sequence[Finding]) -> dict[str, Any]:
     """What a reviewer reads (prview.py): `head`, `plans` (each plan the range used or
     brought, as its head commit holds it) and `commit_verdicts` (each judged commit's
@@ -169,6 +174,14 @@ def _check_index(
     others = git.merge_heads(location)
     if others:
         changes = ranges.merge_own(root, changes, [git.staged_changes(root, o) for o in others], [head, *others], None)
+    if not changes and not others and in_ci():
+        # A fresh clone in CI (pre-commit.ci, `pre-commit run --all-files` in a workflow):
+        # the index equals HEAD, and "Passed" would say nothing about the branch's commits.
+        raise HarnessGateError(
+            "HG950",
+            "CI with nothing staged: the index of a fresh clone holds no change to judge; "
+            "the GitHub Action judges the branch's commits (docs/action.md)",
+        )
     new = artifacts_tree.from_index(root, cfg)
     anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
     new = trust.vouched(new, anchors, None)
