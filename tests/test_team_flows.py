@@ -206,5 +206,56 @@ def test_status_says_what_ci_will_say(team: Team) -> None:
                 if r["path"] in stale:
                     assert not r["fresh"], where
             seen.append((state, how, tuple(blocking)))
+
     assert ("completed", "not updated", ()) in seen  # a finished branch passes
     assert any(s == "completed" and codes for s, _, codes in seen)  # and an updated one may block
+
+
+def _conflicted_merge_of_main(team: Team) -> Clone:
+    """alice's completed PR on src/app.py; bob lands another change to the same lines;
+    alice merges main and gets the conflict."""
+    alice, bob = team.developer("alice"), team.developer("bob")
+    pr(team, alice, "alice/app", "app", "src/app.py", "def hello():\n    return 'hi'\n")
+    pr(team, bob, "bob/app", "bob-app", "src/app.py", "def hello():\n    return 'hey'\n")
+    team.merge("bob/app", "merge")
+    alice.git("fetch", "-q", "origin")
+    res = alice.git("merge", "origin/main", check=False)
+    assert res.returncode == 1 and "CONFLICT" in res.stdout
+    return alice
+
+
+def test_a_conflict_resolved_inside_the_boundary_is_the_branchs_own_work(team: Team) -> None:
+    """The documented way through a conflicted merge of main on a completed plan: resolve,
+    commit the merge (it passes: the resolution is inside the boundary), then what `status`
+    names: verify, a re-review, commit, push; CI passes, and so does main's push check."""
+    alice = _conflicted_merge_of_main(team)
+    alice.write("src/app.py", "def hello():\n    return 'hi, hey'\n")
+    alice.git("add", "src/app.py")
+    alice.git("commit", "-q", "--no-edit")  # pre-commit: the merge's own change is inside `src/app.py`
+    said = json.loads(alice.hg("status", "--json").stdout)["data"]
+    assert said["ci"]["result"] == "blocked"
+    assert "harness-gate verify" in said["next_step"] and "harness-gate review new" in said["next_step"]
+    assert [r["fresh"] for r in said["reviews"]] == [False]
+    alice.hg("verify")
+    test_scenarios.review(alice)
+    alice.commit("Re-review after the merge of main")
+    alice.git("push", "-q", "origin", "HEAD")
+    said = json.loads(alice.hg("status", "--json").stdout)["data"]
+    assert said["ci"]["result"] == "pass", said["ci"]
+    passes(team.ci_pull_request("alice/app"))
+    passes(team.ci_push_main(team.merge("alice/app", "merge")))
+
+
+def test_a_resolution_outside_the_boundary_names_the_way_out(team: Team) -> None:
+    """A resolution that also changes a file outside the boundary is refused, and the hint
+    names the documented way: keep the base's side, commit the merge."""
+    alice = _conflicted_merge_of_main(team)
+    alice.write("src/app.py", "def hello():\n    return 'hi, hey'\n")
+    alice.write("README.md", "# app, resolved\n")
+    alice.git("add", "-A")
+    refused = alice.git("commit", "-q", "--no-edit", check=False)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode == 1 and "HG101" in said and "README.md" in said
+    assert "git checkout MERGE_HEAD -- PATH" in said and "git commit --no-edit" in said
+    alice.git("checkout", "MERGE_HEAD", "--", "README.md")
+    alice.git("commit", "-q", "--no-edit")  # the way the hint names: two commands

@@ -276,7 +276,10 @@ def _ci_next(step: str, life: lifecycle.Lifecycle, ci: dict[str, Any] | None) ->
     if any(c in _EVIDENCE for c in codes):
         steps.append("harness-gate verify (it records evidence for this tree)")
     if "HG413" in codes:
-        steps.append("ask for a re-review: harness-gate review new (the plan stays completed), filled in by a reviewer")
+        again = "a re-review" if life.state is lifecycle.PlanState.COMPLETED else "a review"
+        steps.append(
+            f"ask for {again}: harness-gate review new (the plan stays {life.state.value}), filled in by a reviewer"
+        )
     if "HG414" in codes:
         steps.append("a review does not pass: the plan's repair or pause path (docs/lifecycle.md)")
     if steps:
