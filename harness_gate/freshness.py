@@ -21,6 +21,12 @@ from harness_gate.errors import Refused
 from harness_gate.findings import Finding, Severity, finding
 
 SHOWN_PATHS = 10
+# What CI blocks a branch on that the plan's own way to its end clears (`status` names the
+# step for each): stale or missing evidence (`verify`), a review that does not count or
+# does not pass, a plan still open.
+EVIDENCE_CODES = frozenset({"HG301", "HG302", "HG303", "HG304", "HG305", "HG306", "HG307", "HG308", "HG309", "HG310"})
+STALE_REVIEW, FAILED_REVIEW, OPEN_PLAN = "HG413", "HG414", "HG415"
+LIFECYCLE_CODES = EVIDENCE_CODES | {STALE_REVIEW, FAILED_REVIEW, OPEN_PLAN}
 PASSING = ("PASS", "PASS_WITH_NOTES")
 
 

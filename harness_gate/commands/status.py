@@ -237,18 +237,12 @@ def _ci_line(ci: dict[str, Any] | None) -> str:
     return f"ci:         blocked: {codes}  (`{ci['command']}` says why)"
 
 
-# The codes of stale or missing evidence: `verify` (and a commit of its evidence) clears them.
-_EVIDENCE = ("HG301", "HG302", "HG303", "HG304", "HG305", "HG306", "HG307", "HG308", "HG309", "HG310")
-# What the plan's own lifecycle clears on its way to its end (an open plan's next step).
-_LIFECYCLE = ("HG413", "HG414", "HG415", *_EVIDENCE)
-
-
 def _review_next(
     step: str, life: lifecycle.Lifecycle, fresh: Sequence[evidence.Freshness], reviews: Sequence[freshness.ReviewState]
 ) -> str:
     """A plan under review whose evidence is fresh but whose review no longer counts (the
     branch's own change changed, in a rebase or a conflict's resolution): `complete` would
-    be refused, CI blocks (HG413); a review of it is the way on."""
+    be refused, CI blocks on the stale review; a review of it is the way on."""
     latest = reviews[-1] if reviews else None
     stale_evidence = any(not f.fresh for f in fresh)
     if life.state is lifecycle.PlanState.REVIEWING and latest is not None and not latest.fresh and not stale_evidence:
@@ -265,7 +259,7 @@ def _ci_next(step: str, life: lifecycle.Lifecycle, ci: dict[str, Any] | None) ->
     if ci["result"] == "error":
         return f"`{ci['command'] or 'harness-gate check --stage ci --base BASE'}` fails: {ci['message']}"
     codes = [b["code"] for b in ci["blocking"]]
-    other = [b for b in ci["blocking"] if b["code"] not in _LIFECYCLE]
+    other = [b for b in ci["blocking"] if b["code"] not in freshness.LIFECYCLE_CODES]
     first = ""
     if other:
         b = other[0]
@@ -273,14 +267,14 @@ def _ci_next(step: str, life: lifecycle.Lifecycle, ci: dict[str, Any] | None) ->
     if life.state not in lifecycle.ENDED:
         return first + step
     steps = []
-    if any(c in _EVIDENCE for c in codes):
+    if any(c in freshness.EVIDENCE_CODES for c in codes):
         steps.append("harness-gate verify (it records evidence for this tree)")
-    if "HG413" in codes:
+    if freshness.STALE_REVIEW in codes:
         again = "a re-review" if life.state is lifecycle.PlanState.COMPLETED else "a review"
         steps.append(
             f"ask for {again}: harness-gate review new (the plan stays {life.state.value}), filled in by a reviewer"
         )
-    if "HG414" in codes:
+    if freshness.FAILED_REVIEW in codes:
         steps.append("a review does not pass: the plan's repair or pause path (docs/lifecycle.md)")
     if steps:
         steps.append("commit and push")
