@@ -21,6 +21,12 @@ from harness_gate.errors import Refused
 from harness_gate.findings import Finding, Severity, finding
 
 SHOWN_PATHS = 10
+# What CI blocks a branch on that the plan's own way to its end clears (`status` names the
+# step for each): stale or missing evidence (`verify`), a review that does not count or
+# does not pass, a plan still open.
+EVIDENCE_CODES = frozenset({"HG301", "HG302", "HG303", "HG304", "HG305", "HG306", "HG307", "HG308", "HG309", "HG310"})
+STALE_REVIEW, FAILED_REVIEW, OPEN_PLAN = "HG413", "HG414", "HG415"
+LIFECYCLE_CODES = EVIDENCE_CODES | {STALE_REVIEW, FAILED_REVIEW, OPEN_PLAN}
 PASSING = ("PASS", "PASS_WITH_NOTES")
 
 
@@ -239,6 +245,59 @@ def review_requirement(
     if not covers_branch:
         out.extend(stale)
     return out, counted
+
+
+class ReviewState(NamedTuple):
+    """What `status` says of one review: whether `check --stage ci` would count it."""
+
+    path: str
+    verdict: str | None  # None: not filled in, or it does not parse
+    fresh: bool
+    why: str
+
+
+def review_states(
+    root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
+) -> list[ReviewState]:
+    """Each review of the plan, oldest first, judged for the state whose fingerprint is
+    `tree` as `review_requirement` judges the newest: a passing verdict bound to the
+    current plan and amendment and to this tree, or to the branch's own change where the
+    base moved (measured from where HEAD left the base branch, as CI measures it from the
+    pull request's base). Only the newest review counts; the others are superseded."""
+    head = git.head(root)
+    fork_at = git.fork_point(root, cfg.base_branch, head) if head is not None else None
+
+    @functools.cache
+    def now() -> str:
+        old = fingerprints.fingerprint_commit(root, fork_at, cfg) if fork_at else git.empty_tree(root)
+        return changes.change_id(root, old, tree)
+
+    entries = [e for e in folder.entries if e.slug == "review"]
+    out = []
+    for i, entry in enumerate(entries):
+        path = f"{folder.path}/{entry.name}"
+        art = entry.artifact
+        if art is None:
+            out.append(ReviewState(path, None, False, "not filled in, or it does not parse (`harness-gate lint`)"))
+            continue
+        verdict = art.value("Verdict")
+        if i < len(entries) - 1:
+            out.append(ReviewState(path, verdict, False, f"superseded by {entries[-1].name}"))
+            continue
+        binding: dict[str, Any] = art.value("Binding")
+        change = binding.get("change")
+        moved = change is not None and change["base"] != fork_at
+        if verdict not in PASSING:
+            out.append(ReviewState(path, verdict, False, f"the verdict is {verdict}: it blocks"))
+        elif binding["plan_sha256"] != life.plan_sha256 or binding["amendment_sha256"] != life.amendment_sha256:
+            out.append(ReviewState(path, verdict, False, "bound to another plan or amendment than the current one"))
+        elif binding["tree"] == tree:
+            out.append(ReviewState(path, verdict, True, "it reviewed this very tree"))
+        elif moved and change is not None and change["patch_sha256"] == now():
+            out.append(ReviewState(path, verdict, True, "the base moved; the branch's own change is the one reviewed"))
+        else:
+            out.append(ReviewState(path, verdict, False, _stale(binding, tree, now() if moved else None, life)))
+    return out
 
 
 def _stale(binding: dict[str, Any], tree: str, now: str | None, life: lifecycle.Lifecycle) -> str:

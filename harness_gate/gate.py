@@ -603,6 +603,8 @@ def _authority(
         if len(found.ids) > 1:
             found = governance.narrow(found, state.selected)
         tried, whole = found.ids, found.whole_life
+        if not tried and state.merge:
+            tried = _completed_on_first_side(state)
     if not tried:
         code, path, why = governance.no_candidate(new, state.origins)
         return [finding(code, path, f"{len(changes)} changed path(s) need an approved, open plan ({sample}): {why}")]
@@ -630,6 +632,20 @@ def _authority(
         first = [dataclasses.replace(f, message=f"{f.message} (nor does {others} allow the whole change)")
                  if f.blocks else f for f in first]  # fmt: skip
     return first
+
+
+def _completed_on_first_side(state: Transition) -> tuple[str, ...]:
+    """For a merge that no open plan governs: the completed plans that the first parent
+    (the branch merging) holds and no other parent does, by the commit graph alone. Its
+    own change (a conflict's resolution) is that branch's work (`_under_plan`); a plan
+    both sides hold (the base's history) is never one of them."""
+    olds = state.olds
+    others: set[str] = set()
+    for other in olds[1:]:
+        others |= set(plans.plan_ids(other))
+    here = governance.present(state.new)
+    first = set(plans.plan_ids(olds[0])) - others - state.origins.foreign
+    return tuple(i for i in sorted(first & here) if governance.holds_completion(state.new, i))
 
 
 def _granted_before(state: Transition, plan_id: str) -> bool:
@@ -668,6 +684,16 @@ def _each_path_in_one_life(
     return not set.intersection(*refused)
 
 
+# A merge's own change outside the boundary (docs/workflows.md, "A conflicted merge of the
+# base"): keep the base's side of the path, commit the merge; for a change the resolution
+# truly needs there, a plan that allows it.
+MERGE_OUTSIDE = (
+    "A merge may change only what its plan allows beyond git's own merge: keep the base's side, "
+    "`git checkout MERGE_HEAD -- PATH` (in CI: redo the merge so), then `git commit --no-edit`; "
+    "or, if the resolution needs the change, `harness-gate plan new` for it (docs/workflows.md)."
+)
+
+
 def _under_plan(
     state: Transition, changes: Sequence[git.Change], plan_id: str, suspects: set[bytes], *, whole_life: bool
 ) -> list[Finding]:
@@ -682,12 +708,17 @@ def _under_plan(
         if not out:
             out.append(finding("HG201", plan_path, f"plan `{plan_id}` does not exist"))
         return out
-    # A plan's whole life in one commit (a squash merge) is judged by its final policy.
+    # A plan's whole life in one commit (a squash merge) is judged by its final policy. A
+    # merge's own change (a conflict's resolution: what differs from every parent) on a
+    # branch whose plan completed is that branch's work: its final boundary holds it, and
+    # CI asks for fresh evidence and a re-review of the changed change (docs/workflows.md).
+    settled = life.plan_approval is approvals_mod.Status.APPROVED and not any(f.blocks for f in life.findings)
     grants = life.grants_writes or (
-        whole_life
-        and life.state in lifecycle.ENDED
-        and life.plan_approval is approvals_mod.Status.APPROVED
-        and not any(f.blocks for f in life.findings)
+        settled
+        and (
+            (whole_life and life.state in lifecycle.ENDED)
+            or (state.merge and life.state is lifecycle.PlanState.COMPLETED)
+        )
     )
     if not grants:
         if life.plan_approval is approvals_mod.Status.UNAPPROVED:
@@ -725,9 +756,10 @@ def _under_plan(
                 if not path.isascii()
                 else ""
             )
-            out.append(
-                finding("HG101", path, f"{what} outside the write boundary of `{plan_id}` (allowed: {shown}{differs})")
-            )
+            out.append(finding(
+                "HG101", path, f"{what} outside the write boundary of `{plan_id}` (allowed: {shown}{differs})",
+                hint=MERGE_OUTSIDE if state.merge else None,
+            ))  # fmt: skip
     out.extend(_links_leaving(state, changes, plan_id, allowed, {f.path for f in out}))
     return out
 

@@ -6,6 +6,7 @@ as fresh clones running the Action."""
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,3 +107,155 @@ def test_a_green_pr_updated_from_main_stays_green_after_any_merge_method(
         alice.git("push", "-q", "origin", "HEAD")
     passes(team.ci_pull_request("alice/app"))
     passes(team.ci_push_main(team.merge("alice/app", method)))
+
+
+# -- status says what CI will say -------------------------------------------------------------
+
+STATES = ("planning", "executing", "verified", "reviewing", "completed", "cancelled")
+UPDATES = ("not updated", "merged main", "rebased", "conflict resolved")
+
+
+def _to_state(dev: Clone, branch: str, state: str) -> None:
+    """A branch of `dev`'s at `state`, from origin/main's first commit `m0` (commits without
+    hooks: the states are what is judged, not how they were reached)."""
+    dev.git("checkout", "-q", "-b", branch, "m0")
+    dev.hg("plan", "new", branch, "--objective", f"Work on {branch}", "--boundary", "src/app.py",
+           "--verify", f"tests={test_scenarios.PY} -c pass")  # fmt: skip
+    if state != "planning":
+        dev.hg("approve", input=b"y\n")
+    dev.git("add", "-A")
+    dev.git("commit", "-qnm", "Plan")
+    if state == "planning":
+        return
+    dev.write("src/app.py", "def hello():\n    return 'hi'\n")
+    dev.git("commit", "-qanm", "Work")
+    if state == "executing":
+        return
+    if state == "cancelled":
+        dev.hg("complete", "--cancel", "--summary", "not needed")
+        dev.git("add", "-A")
+        dev.git("commit", "-qnm", "Cancel")
+        return
+    dev.hg("verify")
+    dev.git("add", "-A")
+    dev.git("commit", "-qnm", "Evidence")
+    if state == "verified":
+        return
+    test_scenarios.review(dev)
+    dev.git("add", "-A")
+    dev.git("commit", "-qnm", "Review")
+    if state == "reviewing":
+        return
+    dev.hg("complete")
+    dev.git("add", "-A")
+    dev.git("commit", "-qnm", "Complete")
+
+
+def _update(dev: Clone, how: str) -> None:
+    """Bring the branch up to date with main as a developer does: main has moved on by a
+    docs change (`m1`), and then by a change to the branch's own file (`m2`)."""
+    if how == "merged main":
+        dev.git("merge", "-q", "--no-verify", "--no-edit", "m1")
+    elif how == "rebased":
+        dev.git("rebase", "-q", "m1")
+    elif how == "conflict resolved":
+        res = dev.git("merge", "-q", "--no-edit", "m2", check=False)
+        if res.returncode != 0:  # the conflict on src/app.py: both sides kept
+            if (dev.path / "src/app.py").read_text().count("<<<<<<<"):
+                dev.write("src/app.py", "def hello():\n    return 'hi'\n\n\ndef bye():\n    return 'bye'\n")
+            dev.git("add", "-A")
+            dev.git("commit", "-qn", "--no-edit")
+
+
+def test_status_says_what_ci_will_say(team: Team) -> None:
+    """Every lifecycle state a branch can be pushed in, not updated, with main merged in,
+    rebased, and with a conflict resolved: `status` says blocked exactly when `check
+    --stage ci` blocks, on the same codes; then its `next:` names a step (never "none");
+    and a review CI finds stale (HG413) is stale in `status`."""
+    alice, bob = team.developer("alice"), team.developer("bob")
+    bob.git("fetch", "-q", "origin")
+    bob.git("checkout", "-q", "-B", "main", "origin/main")
+    bob.git("tag", "m0")
+    bob.write("docs/guide.md", "# guide\n\nMore.\n")
+    bob.git("commit", "-qanm", "docs")
+    bob.git("tag", "m1")
+    bob.write("src/app.py", "def hello():\n    return 'hello'\n\n\ndef bye():\n    return 'bye'\n")
+    bob.git("commit", "-qanm", "bye")
+    bob.git("tag", "m2")
+    bob.git("push", "-q", "--no-verify", "origin", "main", "m0", "m1", "m2")
+    alice.git("fetch", "-q", "--tags", "origin")
+    seen = []
+    for state in STATES:
+        for how in UPDATES:
+            branch = f"{state}-{how.replace(' ', '-')}"
+            _to_state(alice, branch, state)
+            _update(alice, how)
+            ci = alice.hg("check", "--stage", "ci", "--base", "origin/main", "--format", "json", check=False)
+            st = alice.hg("status", "--json", check=False)
+            assert st.returncode == 0, st.stdout
+            doc, said = json.loads(ci.stdout), json.loads(st.stdout)["data"]
+            blocking = sorted({f["code"] for f in doc["findings"] if f["severity"] == "error"})
+            where = f"{state}, {how}: {said['ci']} / {blocking}\nnext: {said['next_step']}"
+            assert (said["ci"]["result"] == "blocked") == (ci.returncode == 1), where
+            assert sorted({b["code"] for b in said["ci"]["blocking"]}) == blocking, where
+            if blocking:
+                assert not said["next_step"].startswith("none"), where
+                assert "harness-gate" in said["next_step"] or "git " in said["next_step"], where
+            stale = {f["path"] for f in doc["findings"] if f["code"] == "HG413" and f["path"].endswith("review.md")}
+            for r in said["reviews"]:
+                if r["path"] in stale:
+                    assert not r["fresh"], where
+            seen.append((state, how, tuple(blocking)))
+
+    assert ("completed", "not updated", ()) in seen  # a finished branch passes
+    assert any(s == "completed" and codes for s, _, codes in seen)  # and an updated one may block
+
+
+def _conflicted_merge_of_main(team: Team) -> Clone:
+    """alice's completed PR on src/app.py; bob lands another change to the same lines;
+    alice merges main and gets the conflict."""
+    alice, bob = team.developer("alice"), team.developer("bob")
+    pr(team, alice, "alice/app", "app", "src/app.py", "def hello():\n    return 'hi'\n")
+    pr(team, bob, "bob/app", "bob-app", "src/app.py", "def hello():\n    return 'hey'\n")
+    team.merge("bob/app", "merge")
+    alice.git("fetch", "-q", "origin")
+    res = alice.git("merge", "origin/main", check=False)
+    assert res.returncode == 1 and "CONFLICT" in res.stdout
+    return alice
+
+
+def test_a_conflict_resolved_inside_the_boundary_is_the_branchs_own_work(team: Team) -> None:
+    """The documented way through a conflicted merge of main on a completed plan: resolve,
+    commit the merge (it passes: the resolution is inside the boundary), then what `status`
+    names: verify, a re-review, commit, push; CI passes, and so does main's push check."""
+    alice = _conflicted_merge_of_main(team)
+    alice.write("src/app.py", "def hello():\n    return 'hi, hey'\n")
+    alice.git("add", "src/app.py")
+    alice.git("commit", "-q", "--no-edit")  # pre-commit: the merge's own change is inside `src/app.py`
+    said = json.loads(alice.hg("status", "--json").stdout)["data"]
+    assert said["ci"]["result"] == "blocked"
+    assert "harness-gate verify" in said["next_step"] and "harness-gate review new" in said["next_step"]
+    assert [r["fresh"] for r in said["reviews"]] == [False]
+    alice.hg("verify")
+    test_scenarios.review(alice)
+    alice.commit("Re-review after the merge of main")
+    alice.git("push", "-q", "origin", "HEAD")
+    said = json.loads(alice.hg("status", "--json").stdout)["data"]
+    assert said["ci"]["result"] == "pass", said["ci"]
+    passes(team.ci_pull_request("alice/app"))
+    passes(team.ci_push_main(team.merge("alice/app", "merge")))
+
+
+def test_a_resolution_outside_the_boundary_names_the_way_out(team: Team) -> None:
+    """A resolution that also changes a file outside the boundary is refused, and the hint
+    names the documented way: keep the base's side, commit the merge."""
+    alice = _conflicted_merge_of_main(team)
+    alice.write("src/app.py", "def hello():\n    return 'hi, hey'\n")
+    alice.write("README.md", "# app, resolved\n")
+    alice.git("add", "-A")
+    refused = alice.git("commit", "-q", "--no-edit", check=False)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode == 1 and "HG101" in said and "README.md" in said
+    assert "git checkout MERGE_HEAD -- PATH" in said and "git commit --no-edit" in said
+    alice.git("checkout", "MERGE_HEAD", "--", "README.md")
+    alice.git("commit", "-q", "--no-edit")  # the way the hint names: two commands

@@ -9,6 +9,7 @@ from typing import Any
 
 from harness_gate import artifacts_tree, evidence, fingerprints, freshness, git, governance, lifecycle, plans, templates
 from harness_gate import report as report_mod
+from harness_gate.config import Config
 from harness_gate.errors import HarnessGateError, usage
 from harness_gate.findings import Finding, Severity
 from harness_gate.report import Report
@@ -55,6 +56,10 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         uncommitted=[path for _, path in records],
         untracked=untracked[0].code if untracked else None,
     )
+    reviews = freshness.review_states(root, snap.config, folder, life, tree) if policy is not None else []
+    next_step = _review_next(next_step, life, fresh, reviews)
+    ci = _ci_verdict(cwd, root, snap.config)
+    next_step = _ci_next(next_step, life, ci)
     # status informs, it never blocks: what it finds is what `lint` and `check` would say.
     found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
     data: dict[str, Any] = {
@@ -75,6 +80,8 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         "next_step": next_step,
         "tree": tree,
         "evidence": [{"command_id": f.command_id, "freshness": f.reason} for f in fresh],
+        "reviews": [r._asdict() for r in reviews],
+        "ci": ci,
         "not_in_index": unstaged,
     }
     lines = [
@@ -86,6 +93,8 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         f"repairs:    {life.repairs_used} of {life.repair_budget}",
         f"tree:       {tree or '-'}  (the work tree's fingerprint)",
         "evidence:   " + (", ".join(f"{f.command_id} {f.reason}" for f in fresh) or "-"),
+        *_review_lines(reviews),
+        _ci_line(ci),
         f"next:       {next_step}",
     ]
     if unstaged:
@@ -176,6 +185,104 @@ def _next_step(
         # complete needs fresh evidence and a passing review of exactly this tree.
         return "the tree changed since the review: harness-gate verify, then harness-gate review new"
     return life.next_step
+
+
+# -- reviews and what CI will say (status informs of both; `check --stage ci` decides) ------
+
+
+def _review_lines(reviews: Sequence[freshness.ReviewState]) -> list[str]:
+    if not reviews:
+        return ["reviews:    none"]
+    lines = []
+    for i, r in enumerate(reviews):
+        state = "fresh" if r.fresh else "stale"
+        lines.append(f"{'reviews:' if i == 0 else '':<12}{r.path} {r.verdict or 'unfilled'}, {state}: {r.why}")
+    return lines
+
+
+def _ci_verdict(cwd: Path, root: Path, cfg: Config) -> dict[str, Any] | None:
+    """What `check --stage ci` says of the commits since the base branch, as CI will judge
+    them once pushed: the same check, not an estimate. None where there is nothing to
+    judge (no commit, no base branch here); a check that fails counts as blocked."""
+    from harness_gate.commands import check  # noqa: PLC0415  (the check's own judgement)
+
+    head = git.head(root)
+    try:
+        base = git.default_base(root, cfg.base_branch) if head is not None else None
+    except HarnessGateError as exc:
+        return {"base": None, "command": None, "result": "error", "blocking": [], "message": exc.message}
+    if base is None or head is None:
+        return None
+    command = f"harness-gate check --stage ci --base {base[:12]}"
+    try:
+        judged = check.run_check(
+            cwd, stage="ci", mode=check.Mode(check.ChangeSet.BASE, base, "HEAD"), plan_id=None, config_file=None
+        )
+    except HarnessGateError as exc:
+        return {"base": base, "command": command, "result": "error", "blocking": [], "message": exc.message}
+    blocking = [
+        {"code": f.code, "path": f.path, "message": f.message, "hint": f.hint}
+        for f in judged.findings
+        if f.severity is Severity.ERROR
+    ]
+    return {"base": base, "command": command, "result": "blocked" if blocking else "pass", "blocking": blocking}
+
+
+def _ci_line(ci: dict[str, Any] | None) -> str:
+    if ci is None:
+        return "ci:         nothing to judge (no commit, or no base branch here)"
+    if ci["result"] == "error":
+        return f"ci:         error: {ci['message']}"
+    if ci["result"] == "pass":
+        return f"ci:         pass  (`{ci['command']}`, on the commits; push them)"
+    codes = ", ".join(dict.fromkeys(b["code"] for b in ci["blocking"]))
+    return f"ci:         blocked: {codes}  (`{ci['command']}` says why)"
+
+
+def _review_next(
+    step: str, life: lifecycle.Lifecycle, fresh: Sequence[evidence.Freshness], reviews: Sequence[freshness.ReviewState]
+) -> str:
+    """A plan under review whose evidence is fresh but whose review no longer counts (the
+    branch's own change changed, in a rebase or a conflict's resolution): `complete` would
+    be refused, CI blocks on the stale review; a review of it is the way on."""
+    latest = reviews[-1] if reviews else None
+    stale_evidence = any(not f.fresh for f in fresh)
+    if life.state is lifecycle.PlanState.REVIEWING and latest is not None and not latest.fresh and not stale_evidence:
+        return f"the review no longer counts ({latest.why}): ask for a review of it: harness-gate review new"
+    return step
+
+
+def _ci_next(step: str, life: lifecycle.Lifecycle, ci: dict[str, Any] | None) -> str:
+    """The next step, checked against what CI would block: an open plan's own lifecycle
+    clears its evidence, review and end (`step`), and what it does not clear comes first;
+    an ended plan (`step` is none) gets the steps that clear each blocking finding."""
+    if ci is None or ci["result"] == "pass":
+        return step
+    if ci["result"] == "error":
+        return f"`{ci['command'] or 'harness-gate check --stage ci --base BASE'}` fails: {ci['message']}"
+    codes = [b["code"] for b in ci["blocking"]]
+    other = [b for b in ci["blocking"] if b["code"] not in freshness.LIFECYCLE_CODES]
+    first = ""
+    if other:
+        b = other[0]
+        first = f"first clear {b['code']} ({b['path']}: {b['message']}){': ' + b['hint'] if b['hint'] else ''}; "
+    if life.state not in lifecycle.ENDED:
+        return first + step
+    steps = []
+    if any(c in freshness.EVIDENCE_CODES for c in codes):
+        steps.append("harness-gate verify (it records evidence for this tree)")
+    if freshness.STALE_REVIEW in codes:
+        again = "a re-review" if life.state is lifecycle.PlanState.COMPLETED else "a review"
+        steps.append(
+            f"ask for {again}: harness-gate review new (the plan stays {life.state.value}), filled in by a reviewer"
+        )
+    if freshness.FAILED_REVIEW in codes:
+        steps.append("a review does not pass: the plan's repair or pause path (docs/lifecycle.md)")
+    if steps:
+        steps.append("commit and push")
+    elif not first:
+        return f"CI blocks ({', '.join(codes)}): `{ci['command']}` says why"
+    return first + ", then ".join(steps)
 
 
 def _unfilled_review(snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder) -> str | None:
