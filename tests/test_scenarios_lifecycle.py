@@ -12,7 +12,7 @@ import time
 import pytest
 
 from tests import test_scenarios
-from tests.test_scenarios import PY, Clone, Team
+from tests.test_scenarios import PLACEHOLDER, PY, Clone, Team, finish, passes, start
 
 # The team's fixtures, shared with tests/test_scenarios.py.
 team_template = test_scenarios.team_template
@@ -85,3 +85,87 @@ def test_verify_shows_progress_on_a_terminal(team: Team) -> None:
     last = text.replace("\r\n", "\n").rstrip("\n").rsplit("\r", 1)[-1]
     assert "PASS" in last and last.startswith("\x1b[Kslow `")
     assert timeline[0][0] < 1.0  # the first line came before the command ended
+
+
+def _reviewed(dev: Clone, verdict: str, finding_id: str = "F1") -> str:
+    """`review new`, then the reviewer fills in `verdict` (with one finding unless it passes); committed."""
+    out = dev.hg("review", "new", "--reviewer", "Rae Viewer").stdout
+    rel = out.split()[1]
+    path = dev.path / rel
+    text = path.read_text().replace(PLACEHOLDER, verdict)
+    if verdict not in ("PASS", "PASS_WITH_NOTES"):
+        found = f'"findings": [{{"id": "{finding_id}", "severity": "major", "path": "src/app.py", "summary": "wrong"}}]'
+        text = text.replace('"findings": []', found)
+    path.write_text(text)
+    dev.commit(f"Review: {verdict}")
+    return rel
+
+
+def _next(dev: Clone) -> str:
+    line = next(ln for ln in dev.hg("status").stdout.splitlines() if ln.startswith("next:"))
+    return line.removeprefix("next:").strip()
+
+
+def test_a_blocked_review_is_paused_and_resumed_by_commands(team: Team) -> None:
+    """BLOCKED: `status` names `pause`, then `resume` and `approve`; each writes its artifact
+    with its hashes filled in; the repaired work passes a new review and lands green."""
+    alice = team.developer("alice")
+    start(alice, "alice/app", "app", "src/app.py")
+    alice.write("src/app.py", "x = 1\n")
+    alice.commit("Work")
+    alice.hg("verify")
+    _reviewed(alice, "BLOCKED")
+    assert "harness-gate pause" in _next(alice)
+    said = alice.hg("pause").stdout
+    assert "wrote harness/plans/app/002-pause.md" in said
+    alice.commit("Pause")
+    assert alice.hg("lint").returncode == 0
+    assert "harness-gate resume" in _next(alice)
+    alice.hg("resume")
+    assert "harness-gate approve" in _next(alice)
+    alice.hg("approve", input=b"y\n")
+    alice.commit("Resume")
+    state = alice.hg("status", "--json").stdout
+    assert '"state": "auto_repairing"' in state
+    alice.write("src/app.py", "x = 2\n")  # the repair, inside the boundary
+    alice.commit("Repair")
+    assert "Repair Record" not in _next(alice)
+    finish(alice, "app")
+    passes(team.ci_pull_request("alice/app"))
+
+
+def test_repair_required_needs_no_repair_record(team: Team) -> None:
+    """REPAIR_REQUIRED: `status` asks for the fix, `verify` and a new review, never a
+    hand-written Repair Record; the branch lands green."""
+    alice = team.developer("alice")
+    start(alice, "alice/app", "app", "src/app.py")
+    alice.write("src/app.py", "x = 1\n")
+    alice.commit("Work")
+    alice.hg("verify")
+    _reviewed(alice, "REPAIR_REQUIRED")
+    step = _next(alice)
+    assert "Repair Record" not in step and "harness-gate review new" in step
+    alice.write("src/app.py", "x = 2\n")
+    alice.commit("Repair")
+    finish(alice, "app")
+    passes(team.ci_pull_request("alice/app"))
+
+
+@pytest.mark.parametrize("rule", ["HG403", "HG402"])
+def test_a_circuit_breaker_is_paused_by_command(team: Team, rule: str) -> None:
+    """The same finding twice (HG403), or the repair budget spent (HG402): `pause` writes a
+    Pause Report that says so and lints."""
+    alice = team.developer("alice")
+    start(alice, "alice/app", "app", "src/app.py")
+    rounds = 2 if rule == "HG403" else 4
+    for n in range(rounds):
+        alice.write("src/app.py", f"x = {n}\n")
+        alice.commit(f"Work {n}")
+        alice.hg("verify")
+        _reviewed(alice, "REPAIR_REQUIRED", "F1" if rule == "HG403" else f"F{n}")
+    assert "harness-gate pause" in _next(alice)
+    alice.hg("pause")
+    alice.commit("Pause")
+    text = (alice.path / f"harness/plans/app/{rounds + 1:03d}-pause.md").read_text()
+    assert ("consecutive reviews" if rule == "HG403" else "repair budget is spent") in text
+    assert alice.hg("lint").returncode == 0
