@@ -169,3 +169,19 @@ def test_a_circuit_breaker_is_paused_by_command(team: Team, rule: str) -> None:
     text = (alice.path / f"harness/plans/app/{rounds + 1:03d}-pause.md").read_text()
     assert ("consecutive reviews" if rule == "HG403" else "repair budget is spent") in text
     assert alice.hg("lint").returncode == 0
+
+
+def test_an_approved_amendment_is_committed_by_the_command_approve_names(team: Team) -> None:
+    """After `plan amend` and `approve` the amendment is a new, untracked file: `git commit
+    -a` is refused; the `git add` that `approve` names, then a commit, passes."""
+    alice = team.developer("alice")
+    start(alice, "alice/app", "app", "src/app.py")
+    alice.hg("plan", "amend", "--add-boundary", "docs/guide.md")
+    said = alice.hg("approve", input=b"y\n").stdout
+    add = next(ln for ln in said.splitlines() if ln.startswith("next:")).split("commit both: ", 1)[1]
+    assert add.startswith("git add harness/plans/app/001-amendment.md harness/plans/app/approvals.jsonl")
+    alice.write("docs/guide.md", "# guide\n\nAmended.\n")
+    assert alice.git("commit", "-qam", "Amend and work", check=False).returncode == 1  # the amendment is untracked
+    alice.git(*add.split(" && ")[0].split()[1:])  # the `git add` approve named
+    alice.git("commit", "-qam", "Amend and work")
+    assert alice.git("status", "--porcelain").stdout == ""
