@@ -120,11 +120,13 @@ def for_command(
     here = present(snap)
     if plan_id is not None:
         return plan_id
-    if selected is not None and selected in here:
-        return selected
     found = candidates(snap, origins).ids
     if not found and not open_only:
         found = tuple(sorted(origins.own & here))
+    # The pick only narrows (docs/lifecycle.md): one naming a plan that is no candidate
+    # (ended while open ones remain, or another branch's) is ignored.
+    if selected is not None and selected in found:
+        return selected
     if len(found) == 1:
         return found[0]
     if found:

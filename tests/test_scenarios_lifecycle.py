@@ -185,3 +185,23 @@ def test_an_approved_amendment_is_committed_by_the_command_approve_names(team: T
     alice.git(*add.split(" && ")[0].split()[1:])  # the `git add` approve named
     alice.git("commit", "-qam", "Amend and work")
     assert alice.git("status", "--porcelain").stdout == ""
+
+
+def test_a_pick_naming_an_ended_plan_is_ignored(team: Team) -> None:
+    """Two plans on one branch, `plan use` picks the first, which completes: `status` and
+    `verify` mean the one still open, as the pick is ignored once it names no candidate."""
+    alice = team.developer("alice")
+    start(alice, "alice/app", "app", "src/app.py")
+    alice.hg("plan", "new", "docs", "--objective", "Docs", "--boundary", "docs/**", "--verify", f"tests={PY} -c pass")
+    alice.hg("approve", input=b"y\n")
+    alice.commit("Plan: docs")
+    alice.hg("plan", "use", "app")
+    alice.write("src/app.py", "x = 1\n")
+    alice.commit("Work: app")
+    alice.hg("verify")
+    _reviewed(alice, "PASS")
+    alice.hg("complete")
+    alice.commit("Complete: app")
+    status = alice.hg("status").stdout
+    assert status.startswith("plan:       docs "), status
+    assert "plan docs" in alice.hg("verify", "--format", "json").stdout.replace('"plan": "docs"', "plan docs")
