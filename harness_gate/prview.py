@@ -50,6 +50,15 @@ def code(value: object) -> str:
     return f"<code>{text(value)}</code>"
 
 
+def prose(value: object) -> str:
+    """A message or hint as inert Markdown whose `code spans` show as code: each span's
+    text is escaped as any other (`text`), only the pairing of backticks is read."""
+    parts = str(value).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: no span is certain, all of it is text
+        return text(value)
+    return "".join(code(p) if i % 2 else text(p) for i, p in enumerate(parts))
+
+
 # -- the data -----------------------------------------------------------------------------
 
 
@@ -324,7 +333,7 @@ def findings_markdown(findings: Sequence[Finding], shown: int | None = FINDINGS_
            "| code | path | line | message | how to fix |", "|---|---|---|---|---|"]  # fmt: skip
     rows = ordered(tuple(findings))[:shown]
     for f in rows:
-        out.append(f"| {text(f.code)} | {code(f.path)} | {f.line or ''} | {text(f.message)} | {text(f.hint)} |")
+        out.append(f"| {text(f.code)} | {code(f.path)} | {f.line or ''} | {prose(f.message)} | {prose(f.hint)} |")
     if len(findings) > len(rows):
         out.append(f"| | | | {len(findings) - len(rows)} more: the JSON report lists every finding | |")
     return [*out, "", "</details>", ""]

@@ -205,3 +205,17 @@ def test_a_pick_naming_an_ended_plan_is_ignored(team: Team) -> None:
     status = alice.hg("status").stdout
     assert status.startswith("plan:       docs "), status
     assert "plan docs" in alice.hg("verify", "--format", "json").stdout.replace('"plan": "docs"', "plan docs")
+
+
+def test_the_step_summary_renders_code_in_hints_as_code(team: Team) -> None:
+    """A blocked pull request's step summary: the commands its hints name (in backticks)
+    are code, not literal backticks."""
+    alice = team.developer("alice")
+    start(alice, "alice/app", "app", "src/app.py")
+    alice.write("src/app.py", "x = 1\n")
+    alice.commit("WIP")
+    alice.git("push", "-q", "-u", "origin", "HEAD")
+    out = team.ci_pull_request("alice/app")
+    assert out.code == 1
+    assert "<code>harness-gate review new</code>" in out.summary
+    assert "&#96;" not in out.summary
