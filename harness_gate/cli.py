@@ -336,6 +336,28 @@ def formats_status(files: Sequence[str], fmt: str) -> None:
     _run("formats status", fmt, lambda: command.status(Path.cwd(), files))
 
 
+@cli.command(short_help="Write the Pause Report of a paused plan.")
+@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
+@click.option("--reason", help="Why it paused (default: the rule that paused it).")
+@format_option
+def pause(plan_id: str | None, reason: str | None, fmt: str) -> None:
+    """Write the Pause Report of a plan a review or a circuit breaker paused (docs/lifecycle.md)."""
+    from harness_gate.commands import pause as command  # noqa: PLC0415
+
+    _run("pause", fmt, lambda: command.pause(Path.cwd(), plan_id, reason))
+
+
+@cli.command(short_help="Write a Repair Resume of a paused plan, for approve.")
+@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
+@click.option("--rounds", type=click.IntRange(1, 3), default=1, show_default=True, help="More repair rounds.")
+@format_option
+def resume(plan_id: str | None, rounds: int, fmt: str) -> None:
+    """Write a Repair Resume bound to the plan's Pause Report; `approve` answers it."""
+    from harness_gate.commands import pause as command  # noqa: PLC0415
+
+    _run("resume", fmt, lambda: command.resume(Path.cwd(), plan_id, rounds))
+
+
 @cli.command(short_help="End the plan: completed, or --cancel.")
 @plan_option()
 @click.option("--summary", help="The completion summary.")

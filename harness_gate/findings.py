@@ -220,11 +220,21 @@ RULES: dict[str, Rule] = _rules(
     ),
     # HG4xx: review and lifecycle
     Rule("HG401", "illegal lifecycle sequence", "See docs/lifecycle.md for the allowed order of artifacts."),
-    Rule("HG402", "repair budget exhausted", "Write a Pause Report, then an approved Repair Resume."),
     Rule(
-        "HG403", "repeated finding without pause", "A finding seen in two consecutive reviews requires a Pause Report."
+        "HG402",
+        "repair budget exhausted",
+        "Write the Pause Report (`harness-gate pause`), then a Repair Resume (`harness-gate resume`, `approve`).",
     ),
-    Rule("HG404", "no progress without pause", "Two repairs without progress require a Pause Report."),
+    Rule(
+        "HG403",
+        "repeated finding without pause",
+        "A finding seen in two consecutive reviews requires a Pause Report: `harness-gate pause`.",
+    ),
+    Rule(
+        "HG404",
+        "no progress without pause",
+        "Two repairs without progress require a Pause Report: `harness-gate pause`.",
+    ),
     Rule(
         "HG405",
         "completion without a passing review",
@@ -255,7 +265,12 @@ RULES: dict[str, Rule] = _rules(
         "Ask someone who did not write the change for a review: `harness-gate review new`, "
         "on exactly the tree you commit.",
     ),
-    Rule("HG414", "the review does not pass", "Repair the review's findings (a Repair Record), then review again."),
+    Rule(
+        "HG414",
+        "the review does not pass",
+        "Repair the review's findings, `harness-gate verify`, then a new review: `harness-gate review new` (after "
+        "BLOCKED: `harness-gate pause` first).",
+    ),
     Rule(
         "HG415",
         "plan still open",

@@ -120,11 +120,14 @@ def for_command(
     here = present(snap)
     if plan_id is not None:
         return plan_id
-    if selected is not None and selected in here:
-        return selected
     found = candidates(snap, origins).ids
     if not found and not open_only:
         found = tuple(sorted(origins.own & here))
+    # The pick only narrows (docs/lifecycle.md): one naming a plan that is no candidate
+    # while there are some (an ended plan, another branch's) is ignored. With none, it
+    # still names a plan here (a completed one to verify again).
+    if selected is not None and (selected in found or (not found and selected in here)):
+        return selected
     if len(found) == 1:
         return found[0]
     if found:

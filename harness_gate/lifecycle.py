@@ -84,6 +84,13 @@ class Lifecycle:
     # While an artifact awaits its approval: the state it was written in (an amendment of a
     # paused plan does not lift the pause before its approval).
     before: PlanState | None = None
+    # What `harness-gate pause` and `resume` bind (commands/pause.py): the rule that paused
+    # the plan ("HG401" for a BLOCKED review), whether its Pause Report is written, the
+    # latest review and the latest Pause Report (file names in the folder).
+    pause_reason: str = ""
+    pause_reported: bool = False
+    last_review: str | None = None
+    last_pause: str | None = None
 
     @property
     def grants_writes(self) -> bool:
@@ -189,7 +196,8 @@ class _Replay:
             self.add(
                 code,
                 entry,
-                f"the plan is {self.state.value}: write a Pause Report, then a Repair Resume or Plan Amendment",
+                f"the plan is {self.state.value}: write a Pause Report (harness-gate pause), then a Repair Resume "
+                "(harness-gate resume) or a Plan Amendment (harness-gate plan amend)",
             )
             return True
         return False
@@ -201,6 +209,10 @@ class _Replay:
             return
         verdict = v["Verdict"]
         ids = {f["id"] for f in v["Findings"]}
+        if self.state is PlanState.AUTO_REPAIRING:
+            # A review right after a REPAIR_REQUIRED one (no Repair Record between: it is
+            # optional, docs/lifecycle.md) ends the repair round the first one started.
+            self.repairs += 1
         self.last_review = entry
         if verdict in ("PASS", "PASS_WITH_NOTES"):
             self.state = PlanState.REVIEWING
@@ -375,15 +387,19 @@ class _Replay:
             return f"approve {self.pending.name if self.pending else 'it'}: harness-gate approve"
         if s in PAUSED:
             return (
-                "write a Pause Report (its template: docs/artifacts.md)"
+                "write the Pause Report and commit it: harness-gate pause"
                 if not self.pause_reported
-                else "write a Repair Resume (docs/artifacts.md) or amend the plan (harness-gate plan amend), or "
-                "cancel it (harness-gate complete --cancel)"
+                else "resume with more repair rounds (harness-gate resume, then harness-gate approve), amend the "
+                "plan (harness-gate plan amend, then harness-gate approve), or cancel it (harness-gate complete "
+                "--cancel)"
             )
         if s is PlanState.REVIEWING:
             return "complete it: harness-gate complete"
         if s is PlanState.AUTO_REPAIRING:
-            return "repair the review's findings and write a Repair Record (its template: docs/artifacts.md)"
+            return (
+                "repair the review's findings inside the write boundary and commit; then harness-gate verify and "
+                "harness-gate review new"
+            )
         if s in ENDED:
             return "none for this plan (new work needs a new plan: harness-gate plan new)"
         return "do the work inside the write boundary, harness-gate verify, then harness-gate review new"
@@ -426,7 +442,11 @@ def _replay(folder: PlanFolder) -> Lifecycle:
         r.budget,
         r.next_step(),
         tuple(r.findings),
-        r.before if r.pending is not None else None,
+        before=r.before if r.pending is not None else None,
+        pause_reason=r.pause_reason,
+        pause_reported=r.pause_reported,
+        last_review=r.last_review.name if r.last_review else None,
+        last_pause=r.last_pause.name if r.last_pause else None,
     )
 
 
@@ -503,3 +523,32 @@ def require_no_pending_amendment(folder: PlanFolder, life: Lifecycle) -> None:
             "an amendment is waiting for its approval",
             "Approve it first: harness-gate approve",
         )
+
+
+def require_paused(folder: PlanFolder, life: Lifecycle, *, reported: bool) -> None:
+    """Refuse (HG401) a Pause Report (`reported` False) or a Repair Resume (`reported`
+    True) the lifecycle would reject: the plan is not paused, or its Pause Report is
+    written already or not yet."""
+    rel = f"{folder.path}/plan.md"
+    if life.state not in PAUSED:
+        raise Refused(
+            "HG401", rel, f"plan `{folder.plan_id}` is {life.state.value}, not paused", f"Next: {life.next_step}."
+        )
+    if life.pause_reported != reported:
+        raise Refused(
+            "HG401",
+            rel,
+            f"plan `{folder.plan_id}` has its Pause Report already ({life.last_pause})"
+            if life.pause_reported
+            else f"plan `{folder.plan_id}` is paused without a Pause Report",
+            f"Next: {life.next_step}.",
+        )
+
+
+# Why a plan paused, by the rule that paused it (_Replay.pause_needed): a Pause Report's reason.
+PAUSE_REASONS = {
+    "HG401": "{review} is BLOCKED",
+    "HG402": "the repair budget is spent ({rounds} rounds)",
+    "HG403": "{findings} reported by two consecutive reviews",
+    "HG404": "two Repair Records in a row without progress",
+}

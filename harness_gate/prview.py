@@ -53,6 +53,15 @@ def code(value: object) -> str:
     return f"<code>{text(value)}</code>"
 
 
+def prose(value: object) -> str:
+    """A message or hint as inert Markdown whose `code spans` show as code: each span's
+    text is escaped as any other (`text`), only the pairing of backticks is read."""
+    parts = str(value).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: no span is certain, all of it is text
+        return text(value)
+    return "".join(code(p) if i % 2 else text(p) for i, p in enumerate(parts))
+
+
 # -- the data -----------------------------------------------------------------------------
 
 
@@ -331,8 +340,7 @@ def findings_markdown(findings: Sequence[Finding], shown: int | None = FINDINGS_
     rows = ordered(tuple(findings))[:shown]
     for f in rows:
         out.append(
-            f"| {text(f.code)} | {code(bounded(f.path))} | {f.line or ''} | {text(bounded(f.message))} "
-            f"| {text(bounded(f.hint))} |"
+            f"| {text(f.code)} | {code(bounded(f.path))} | {f.line or ''} | {prose(bounded(f.message))} | {prose(bounded(f.hint))} |"
         )
     if len(findings) > len(rows):
         out.append(f"| | | | {len(findings) - len(rows)} more: the JSON report lists every finding | |")
