@@ -67,7 +67,10 @@ def _claude(script: Script, body: dict[str, Any]) -> bytes:
 def _codex(script: Script, body: dict[str, Any]) -> bytes:
     items = body.get("input", [])
     turns = sum(
-        1 for i in items if isinstance(i, dict) and (i.get("type") in ("function_call", "custom_tool_call") or i.get("role") == "assistant")
+        1
+        for i in items
+        if isinstance(i, dict)
+        and (i.get("type") in ("function_call", "custom_tool_call") or i.get("role") == "assistant")
     )
     step = script.step(turns)
     n = len(script.requests)
@@ -110,7 +113,7 @@ class Service:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 size = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(size) if size else b""
                 try:
@@ -134,7 +137,7 @@ class Service:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 data = b'{"data": [], "models": []}'
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
