@@ -692,15 +692,27 @@ def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tup
 
 
 def _commit_findings(location: Any, start: str) -> list[tuple[str, str, str]]:
-    """What `check --range START..HEAD` refuses (no requirement of evidence: that is said
-    apart, for the work tree). A start that is no longer a commit here fails closed."""
-    from harness_gate.commands import check  # noqa: PLC0415
+    """What `check --range START..HEAD` refuses of the commits (the history rules; evidence
+    is said apart, for the work tree). A start that is no longer a commit here fails closed."""
+    from harness_gate import git, ranges, trust  # noqa: PLC0415
+    from harness_gate.errors import usage  # noqa: PLC0415
 
-    mode = check.Mode(check.ChangeSet.RANGE, start, location.head)
-    report = check.run_check(
-        location.toplevel, stage="pre-push", mode=mode, plan_id=None, config_file=None, location=location
-    )
-    return [(f.code, f.path, f.message) for f in report.findings if f.blocks]
+    root: Path = location.toplevel
+    head: str = location.head
+    old = git.resolve(root, start)
+    if old is None:
+        raise usage(f"the session began at {start[:12]}, which names no commit here")
+    try:
+        listing = git.commits(root, head, [old])
+        judged = ranges.range_trust(root, None, listing, old, head, pushed=True)
+        with trust.anchors(root, judged.cfg, base=old, head=head) as anchors:
+            found, _, _ = ranges.judge(
+                root, listing, cfg=judged.cfg, head_oid=head, plan_id=None, every=judged.every, anchors=anchors,
+                base=old, states=judged.states, fork_from=judged.fork_from,
+            )  # fmt: skip
+    finally:
+        git.discard_started()
+    return [(f.code, f.path, f.message) for f in dict.fromkeys(found) if f.blocks]
 
 
 def _continuing(active: object) -> bool:

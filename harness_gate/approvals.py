@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -239,3 +239,28 @@ def status(approvals: Sequence[Approval], approval_gate: str, artifact: str, sha
     if max(mine, key=lambda a: a.seq).sha256 == sha256:
         return Status.APPROVED
     return Status.ROLLED_BACK if any(a.sha256 == sha256 for a in mine) else Status.STALE
+
+
+# What the coding agents set in the environment of the commands their tools run: Claude Code
+# `CLAUDECODE=1` (and `CLAUDE_CODE_ENTRYPOINT`); Codex `CODEX_THREAD_ID` and, under its
+# sandbox, `CODEX_SANDBOX_NETWORK_DISABLED` (Linux) or `CODEX_SANDBOX` (macOS); Gemini CLI
+# `GEMINI_CLI=1`; `AI_AGENT`, a convention some others follow. Any of them, set to anything
+# but the empty string, means a tool call.
+AGENT_MARKERS = (
+    "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CODEX_THREAD_ID", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_SANDBOX",
+    "GEMINI_CLI", "AI_AGENT",
+)  # fmt: skip
+
+
+def agent_marker(env: Mapping[str, str]) -> str | None:
+    """The first agent marker set in `env`, or None."""
+    return next((name for name in AGENT_MARKERS if env.get(name)), None)
+
+
+def refuse_inside_agent(env: Mapping[str, str]) -> None:
+    """HG908 (exit 2) when `env` is a coding agent's tool call: an approval is a human's."""
+    marker = agent_marker(env)
+    if marker is not None:
+        from harness_gate.errors import HarnessGateError  # noqa: PLC0415
+
+        raise HarnessGateError("HG908", f"`approve` runs inside a coding agent's tool call ({marker} is set)")

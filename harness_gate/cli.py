@@ -72,6 +72,28 @@ def init(agents: Sequence[str], fmt: str) -> None:
     _run("init", fmt, lambda: command.init(Path.cwd(), agents=tuple(dict.fromkeys(agents))))
 
 
+@cli.command("agent-sandbox", short_help="Write the coding agent's OS sandbox rules from the approved boundary.")
+@click.option(
+    "--runtime",
+    "runtimes",
+    multiple=True,
+    type=click.Choice(tuple(hooks.AGENT_SETTINGS)),
+    help="The runtime (repeatable; default: both).",
+)
+@click.option("--managed", is_flag=True, help="Print Claude Code's managed settings file instead (docs/agents.md).")
+@format_option
+def agent_sandbox(runtimes: Sequence[str], managed: bool, fmt: str) -> None:
+    """Write .claude/settings.local.json's sandbox and .codex/config.toml's permission profile
+    from the approved write boundary and the protected paths (this clone's own, never
+    committed). Run it again after `approve` or an amendment."""
+    from harness_gate.commands import agent_sandbox as command  # noqa: PLC0415
+
+    if managed:
+        click.echo(command.managed(), nl=False)
+        return
+    _run("agent-sandbox", fmt, lambda: command.agent_sandbox(Path.cwd(), tuple(dict.fromkeys(runtimes))))
+
+
 @cli.command("agent-hook", short_help="Judge a coding agent's tool call before it runs (its runtime calls this).")
 @click.option("--runtime", type=click.Choice(tuple(hooks.AGENT_SETTINGS)), required=True, help="The agent's runtime.")
 def agent_hook(runtime: str) -> None:

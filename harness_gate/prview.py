@@ -340,7 +340,8 @@ def findings_markdown(findings: Sequence[Finding], shown: int | None = FINDINGS_
     rows = ordered(tuple(findings))[:shown]
     for f in rows:
         out.append(
-            f"| {text(f.code)} | {code(bounded(f.path))} | {f.line or ''} | {prose(bounded(f.message))} | {prose(bounded(f.hint))} |"
+            f"| {text(f.code)} | {code(bounded(f.path))} | {f.line or ''} | {prose(bounded(f.message))} "
+            f"| {prose(bounded(f.hint))} |"
         )
     if len(findings) > len(rows):
         out.append(f"| | | | {len(findings) - len(rows)} more: the JSON report lists every finding | |")

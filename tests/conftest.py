@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_gate.commands.approve import AGENT_MARKERS
+from harness_gate.approvals import AGENT_MARKERS
 from tests.adversarial.util import setup_gated
 from tests.github_runner import action_venv, runner_temp  # noqa: F401  (fixtures for every test module)
 from tests.helpers import Repo, from_template

@@ -1,0 +1,247 @@
+"""`harness-gate agent-sandbox`: the coding agent's own OS sandbox, written from the approved
+write boundary and the protected paths, so that its shell commands meet the boundary too.
+
+Claude Code: `sandbox` (bubblewrap on Linux, Seatbelt on macOS) and `permissions.deny` in
+`.claude/settings.local.json`. Codex: a permission profile in `.codex/config.toml`. Both
+files are this clone's own (absolute paths, this plan's boundary): never committed, listed
+in `.git/info/exclude`. Run again after `approve` or an amendment. docs/agents.md says what
+each rule is for and what the sandboxes cannot do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness_gate import artifacts_tree, fsutil, git, governance, hooks, lifecycle, plans
+from harness_gate.errors import HarnessGateError, usage
+from harness_gate.git.repo import git_path
+from harness_gate.report import Report
+
+FILES = {"claude": ".claude/settings.local.json", "codex": ".codex/config.toml"}
+CODEX_MARK = "# harness-gate agent-sandbox"
+PROFILE = "harness-gate"
+# Never the agent's to write, whatever the boundary (the protected paths' files and folders).
+PROTECTED = (
+    ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".codex", ".agents", ".mcp.json",
+    "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", ".github", ".harness-gate.toml",
+    "pyproject.toml", ".gitattributes", ".pre-commit-config.yaml", ".git/hooks", ".git/config", ".git/info",
+)  # fmt: skip
+USER_FILES = ("~/.claude/settings.json", "~/.claude/settings.local.json", "~/.codex")
+_GLOB = frozenset("*?[{")
+_MAX_ENTRIES = 4096  # denied names listed for Claude Code: a bound on a wide tree
+
+
+def write_roots(boundary: Sequence[str]) -> list[str]:
+    """The literal part of each pattern: its folders before the first wildcard (`src/**`:
+    `src`), or the file itself (`docs/a.md`). "" is the whole work tree."""
+    roots = []
+    for pattern in boundary:
+        parts = pattern.strip("/").split("/")
+        literal = []
+        for part in parts:
+            if _GLOB & set(part):
+                break
+            literal.append(part)
+        roots.append("/".join(literal))
+    return sorted(set(roots))
+
+
+def _plan(root: Path) -> tuple[str | None, tuple[str, ...]]:
+    """The plan this branch works under and its effective boundary; (None, ()) when there
+    is none approved: then nothing in the work tree is the agent's to write."""
+    snap = artifacts_tree.from_worktree(root)
+    if not snap.active:
+        return None, ()
+    try:
+        plan_id = governance.plan_id_for(snap, None)
+    except HarnessGateError:
+        return None, ()
+    life = lifecycle.replay(plans.load(snap, plan_id))
+    if life.policy is None or not life.grants_writes:
+        return plan_id, ()
+    return plan_id, life.policy.boundary
+
+
+def _covered(rel: str, roots: Sequence[str]) -> bool:
+    return any(r in ("", rel) or rel.startswith(r + "/") for r in roots)
+
+
+def _leads_to(rel: str, roots: Sequence[str]) -> bool:
+    return any(r.startswith(rel + "/") for r in roots)
+
+
+def claude_denied(root: Path, roots: Sequence[str], artifacts: str, plan_folder: str | None) -> list[str]:
+    """Every existing entry of the work tree outside the write roots, the smallest set of
+    names that covers them (a folder no root leads into is one name), and the protected
+    paths. bubblewrap cannot make a folder read-only and one below it writable, so a new
+    file beside a denied one (at the top, say) can still be made: Stop reports it."""
+    out: list[str] = []
+    stack = [""]
+    while stack and len(out) < _MAX_ENTRIES:
+        here = stack.pop()
+        try:
+            names = sorted(p.name for p in (root / here).iterdir())
+        except OSError:
+            continue
+        for name in names:
+            rel = f"{here}/{name}" if here else name
+            if rel in (".git", artifacts):
+                continue
+            if _covered(rel, roots):
+                continue
+            # `.claude` is named file by file: Claude Code's sandbox makes its own placeholders
+            # in it (`.claude/commands`), which a read-only folder would refuse.
+            leads = _leads_to(rel, roots) or rel == ".claude"
+            if leads and (root / rel).is_dir() and not (root / rel).is_symlink():
+                stack.append(rel)
+            else:
+                out.append(rel)
+    out += [p for p in PROTECTED if not _covered(p, roots) or "/" not in p]
+    out += _artifacts_denied(root, artifacts, plan_folder)
+    return sorted(set(out))
+
+
+def _artifacts_denied(root: Path, artifacts: str, plan_folder: str | None) -> list[str]:
+    """The artifacts root but the way down to the plan folder's evidence log, which
+    `verify` appends to: every other entry on the way is denied."""
+    if plan_folder is None:
+        return [artifacts]
+    parts = plan_folder.split("/")
+    out: list[str] = []
+    for depth in range(len(artifacts.split("/")), len(parts) + 1):
+        here = "/".join(parts[:depth])
+        below = "/".join(parts[: depth + 1]) if depth < len(parts) else None
+        try:
+            names = sorted(p.name for p in (root / here).iterdir())
+        except OSError:
+            return [*out, here]
+        for name in names:
+            rel = f"{here}/{name}"
+            if rel != below and not (here == plan_folder and name == "evidence.jsonl"):
+                out.append(rel)
+    return out
+
+
+def claude_settings(root: Path, denied: Sequence[str], current: dict[str, Any]) -> dict[str, Any]:
+    top = str(root)
+    paths = [f"{top}/{p}" for p in denied] + list(USER_FILES)
+    doc = dict(current)
+    doc["sandbox"] = {
+        "enabled": True,
+        "failIfUnavailable": True,  # no sandbox, no command: never a silent fall-back
+        "allowUnsandboxedCommands": False,  # the model cannot ask to leave it
+        # No `excludedCommands`: Claude Code runs a whole compound command that names one
+        # outside the sandbox (`harness-gate verify; echo x > other.py`).
+        "filesystem": {"denyWrite": paths},
+    }
+    rules = [f"Edit(/{top}/{p})" for p in (".claude/settings.json", ".claude/settings.local.json", ".git/hooks/**",
+                                            ".git/config", ".harness-gate.toml")]  # fmt: skip
+    rules += ["Edit(~/.claude/settings.json)", "Edit(~/.claude/settings.local.json)"]
+    permissions = dict(doc.get("permissions") or {})
+    deny = [r for r in permissions.get("deny", []) if isinstance(r, str)]
+    permissions["deny"] = deny + [r for r in rules if r not in deny]
+    doc["permissions"] = permissions
+    return doc
+
+
+def _toml(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a TOML basic string for these names
+
+
+def codex_config(roots: Sequence[str], artifacts: str, plan_folder: str | None) -> str:
+    """A permission profile: the machine readable, the temporary folder writable, the work
+    tree read-only but the write roots, the plan folder's evidence log and git's object
+    store (`verify` hashes the tree; refs and the index stay read-only, so no commit)."""
+    lines = [
+        f"{CODEX_MARK}: written from the approved write boundary; run it again after approve or an amendment.",
+        "# This clone's own (listed in .git/info/exclude): never committed.",
+        f'default_permissions = "{PROFILE}"',
+        "",
+        f"[permissions.{PROFILE}.filesystem]",
+        '":root" = "read"',
+        '":tmpdir" = "write"',
+        "",
+        f'[permissions.{PROFILE}.filesystem.":workspace_roots"]',
+    ]
+    entries = {".": "read"}
+    entries.update({r or ".": "write" for r in roots})
+    if plan_folder is not None:
+        entries[plan_folder] = "write"
+        entries.update({f"{plan_folder}/{n}": "read" for n in ("plan.md", "approvals.jsonl", "amendments")})
+    entries[".git/objects"] = "write"
+    entries.update(dict.fromkeys(PROTECTED, "read"))  # the protected paths win over the boundary
+    lines += [f'{_toml(path)} = "{access}"' for path, access in entries.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _exclude(root: Path, rels: Sequence[str]) -> None:
+    """List the files in .git/info/exclude (this clone's own ignore list) unless tracked."""
+    tracked = git.tracked_files(root, list(rels))
+    path = git_path(root, "info/exclude")
+    old = path.read_text("utf-8") if path.exists() else ""
+    missing = [f"/{r}" for r in rels if r not in tracked and f"/{r}" not in old.splitlines()]
+    if missing:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        sep = "" if not old or old.endswith("\n") else "\n"
+        fsutil.write_atomic(path, (old + sep + "\n".join(missing) + "\n").encode())
+
+
+def agent_sandbox(cwd: Path, runtimes: Sequence[str]) -> Report:
+    root = git.toplevel(cwd)
+    cfg = artifacts_tree.worktree_config(root)
+    plan_id, boundary = _plan(root)
+    roots = write_roots(boundary)
+    plan_folder = f"{cfg.artifacts_dir}/plans/{plan_id}" if plan_id is not None and boundary else None
+    lines = [
+        f"write boundary: {', '.join(boundary) if boundary else 'none (no approved plan: nothing is writable)'}"
+        + (f" (plan {plan_id})" if plan_id and boundary else "")
+    ]
+    writes: list[tuple[str, bytes]] = []
+    for runtime in runtimes or tuple(FILES):
+        rel = FILES[runtime]
+        path = root / rel
+        if runtime == "claude":
+            current: Any = {}
+            if path.exists():
+                try:
+                    current = json.loads(path.read_bytes())
+                except (ValueError, UnicodeDecodeError):
+                    current = None
+            if not isinstance(current, dict):
+                raise usage(f"{rel} is not a JSON object", "Fix it, or remove it, and run again.")
+            doc = claude_settings(root, claude_denied(root, roots, cfg.artifacts_dir, plan_folder), current)
+            writes.append((rel, json.dumps(doc, indent=2).encode() + b"\n"))
+        else:
+            if path.exists() and not path.read_bytes().startswith(CODEX_MARK.encode()):
+                raise usage(
+                    f"{rel} exists and was not written by `harness-gate agent-sandbox`",
+                    "Move its settings to ~/.codex/config.toml, remove it, and run again (docs/agents.md).",
+                )
+            writes.append((rel, codex_config(roots, cfg.artifacts_dir, plan_folder).encode()))
+    for rel, data in writes:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        fsutil.write_atomic(root / rel, data)
+        lines.append(f"wrote the sandbox rules to {rel}")
+    _exclude(root, [rel for rel, _ in writes])
+    lines.append("run it again after `approve` or an amendment; restart the agent to apply")
+    return Report("agent-sandbox", lines=tuple(lines))
+
+
+def managed() -> str:
+    """Claude Code's managed settings (the policy layer no project or user setting
+    overrides): the agent hook, only managed hooks, the sandbox on."""
+    command = hooks.agent_command("claude")
+    entry = {"hooks": [{"type": "command", "command": command}]}
+    doc = {
+        "hooks": {
+            "PreToolUse": [{"matcher": hooks.AGENT_MATCHER["claude"], **entry}],
+            "Stop": [entry],
+            "SubagentStop": [entry],
+        },
+        "allowManagedHooksOnly": True,
+        "sandbox": {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False},
+    }
+    return json.dumps(doc, indent=2) + "\n"
