@@ -147,7 +147,10 @@ def run() -> Report:
 
 
 def main() -> int:
-    from harness_gate import github  # noqa: PLC0415
+    # Every module that writes the outputs is loaded before a `--reverify` command runs: the
+    # commands run as the same user, and the gate's venv is under RUNNER_TEMP.
+    from harness_gate import github, prview  # noqa: PLC0415, F401
+    from harness_gate import sarif as _sarif  # noqa: PLC0415, F401
 
     try:
         report = run()

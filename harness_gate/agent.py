@@ -12,6 +12,7 @@ inside `.git` or the artifacts root). Anything not understood is denied with a r
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -51,6 +52,17 @@ _SHOWN = 10  # findings named in one reason
 # Ways round the commit gate a shell command can take: git's --no-verify (any prefix git
 # accepts, and `commit -n`), core.hooksPath, and pre-commit's SKIP.
 _BYPASS = re.compile(r"--no-ver(?:i(?:fy?)?)?\b|\bcommit\b[^;&|\n]*\s-[a-z]*n[a-z]*\b|hookspath|\bskip=")
+# git's plumbing that makes a commit or moves a ref without `git commit` and its hooks.
+_PLUMBING = re.compile(
+    r"\bgit\b[^;&|\n]*?\s(commit-tree|update-ref|write-tree|mktree|hash-object|read-tree|update-index|fast-import"
+    r"|symbolic-ref|replace|filter-branch|filter-repo)\b"
+)
+# `harness-gate approve` (or `python -m harness_gate approve`) in one simple command.
+_APPROVE = re.compile(r"harness[-_]gate[^\s;&|]*\s+(?:[^\s;&|]+\s+)*?approve\b")
+APPROVE_DENIED = (
+    "harness-gate denies this command: it runs `harness-gate approve`. An approval is a human's answer at their own "
+    "terminal, never an agent's tool call (and `approve` refuses inside one, HG908). Ask the human to approve."
+)
 CODEX_MCP = (
     " To let MCP tools through unjudged, a human removes `mcp__.*` from the PreToolUse matcher in .codex/hooks.json."
 )
@@ -83,8 +95,15 @@ def run(runtime: str, stdin: IO[bytes]) -> tuple[int, str, str]:
         cache.configure(None)
 
 
+# The payload's `session_id` while one payload is answered: the first hook call of a session
+# records where HEAD was (agent_session.py), wherever the repository is located.
+_SESSION: list[str] = []
+
+
 def _answer(runtime: str, stdin: IO[bytes]) -> tuple[int, str, str]:
     event = "PreToolUse"
+    payload: Any = None
+    _SESSION.clear()
     try:
         data = _read_payload(stdin)
         try:
@@ -97,6 +116,9 @@ def _answer(runtime: str, stdin: IO[bytes]) -> tuple[int, str, str]:
         if not isinstance(name, str):
             raise Malformed("the payload has no `hook_event_name`")
         event = name
+        session = payload.get("session_id")
+        if isinstance(session, str) and 0 < len(session) <= 256:
+            _SESSION.append(session)
         if event in ("Stop", "SubagentStop"):
             return stop_answer(on_stop(payload))
         if event != "PreToolUse":
@@ -109,8 +131,10 @@ def _answer(runtime: str, stdin: IO[bytes]) -> tuple[int, str, str]:
         decision = Decision("deny", f"harness-gate denies this tool call: {exc}")
     except Exception as exc:  # fail closed: any bug denies with a reason, never a traceback
         decision = Decision("deny", f"harness-gate failed closed: {_error_text(exc)}")
-    if event in ("Stop", "SubagentStop"):  # a Stop payload that failed to be judged: block once
-        return stop_answer(Decision("block", decision.reason))
+    if event in ("Stop", "SubagentStop"):
+        # A Stop payload that failed to be judged: block, once (nothing is remembered).
+        active = payload.get("stop_hook_active") if isinstance(payload, dict) else None
+        return stop_answer(Decision("none") if _continuing(active) else Decision("block", decision.reason))
     return pre_tool_answer(runtime, decision)
 
 
@@ -234,6 +258,11 @@ def patch_paths(text: str) -> list[tuple[str, str]]:
     lines = [line.rstrip("\r") for line in text.strip().splitlines()]
     if not lines or lines[0].strip() != "*** Begin Patch" or lines[-1].strip() != "*** End Patch":
         raise Malformed("the patch does not run from `*** Begin Patch` to `*** End Patch`")
+    marks = [line.strip() for line in lines if line.strip() in ("*** Begin Patch", "*** End Patch")]
+    if len(marks) != 2:
+        # An early `*** End Patch` does not end what the runtime applies: what follows it
+        # would be applied unjudged. One patch, one pair of marks.
+        raise Malformed("the patch holds `*** Begin Patch` or `*** End Patch` more than once")
     out: list[tuple[str, str]] = []
     for line in (raw.lstrip() for raw in lines[1:-1]):  # the runtime trims padding: so does this
         for prefix, status in _PATCH_LINES:
@@ -253,6 +282,58 @@ def patch_paths(text: str) -> list[tuple[str, str]]:
     if not out:
         raise Malformed("the patch names no file")
     return out
+
+
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "/bin/bash", "/bin/sh", "/usr/bin/bash", "/bin/zsh"})
+# `apply_patch <<'EOF'` (or <<EOF, <<"EOF", <<-EOF): the here-document's opening line.
+_HEREDOC = re.compile(r"\s*apply_patch\s+<<(-?)[ \t]*(?:'(\w+)'|\"(\w+)\"|(\w+))[ \t]*\n")
+_QUOTED = re.compile(r"\s*apply_patch\s+'([^']*)'\s*", re.S)
+
+
+def shell_patch(command: object) -> str:
+    """The patch of a shell command that applies one and does nothing else: `["apply_patch",
+    PATCH]`, or a script (alone, or under `bash -lc`) that is `apply_patch` with the patch in
+    a here-document or single quotes. Anything else, Malformed: a command after the patch
+    (on a new line too), a second patch, an unquoted here-document the shell would expand."""
+    if isinstance(command, list):
+        if len(command) == 2 and command[0] == "apply_patch" and isinstance(command[1], str):
+            return command[1]
+        if (
+            len(command) == 3
+            and command[0] in _SHELLS
+            and command[1] in ("-c", "-lc", "-l -c")
+            and isinstance(command[2], str)
+        ):
+            command = command[2]
+        else:
+            raise Malformed("a shell command that does more than apply one patch cannot be judged by its text")
+    if not isinstance(command, str):
+        raise Malformed("the shell call carries no `command`")
+    heredoc = _HEREDOC.match(command)
+    if heredoc is not None:
+        return _heredoc_body(heredoc, command[heredoc.end() :])
+    quoted = _QUOTED.fullmatch(command)
+    if quoted is not None:
+        return quoted.group(1)
+    raise Malformed("a shell command that does more than apply one patch cannot be judged by its text")
+
+
+def _heredoc_body(opening: re.Match[str], rest: str) -> str:
+    """The here-document's body as the shell reads it: up to the first line that is the
+    delimiter (after leading tabs, for `<<-`); nothing but blank space may follow it."""
+    strip = bool(opening.group(1))
+    delimiter = opening.group(2) or opening.group(3) or opening.group(4)
+    lines = rest.split("\n")
+    for i, line in enumerate(lines):
+        if (line.lstrip("\t") if strip else line) == delimiter:
+            if "\n".join(lines[i + 1 :]).strip():
+                raise Malformed("a shell command that does more than apply one patch cannot be judged by its text")
+            body = [line.lstrip("\t") for line in lines[:i]] if strip else lines[:i]
+            text = "\n".join(body)
+            if opening.group(4) is not None and re.search(r"[$`\\]", text):
+                raise Malformed("an unquoted here-document: the shell would expand `$`, backquotes and backslashes")
+            return text
+    raise Malformed("the here-document of the patch has no end line")
 
 
 def mcp(tool: str) -> Decision:
@@ -282,22 +363,14 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
         text = command
     else:
         raise Malformed("the shell call carries no `command`")
-    start = text.find("*** Begin Patch")
-    if start >= 0:
-        # `apply_patch` run through the shell (Codex does): judged as the patch, only when
-        # the command is that one patch and nothing else; where it applies must be plain.
-        end = text.find("*** End Patch", start)
-        if end < 0:
-            raise Malformed("the command holds `*** Begin Patch` without `*** End Patch`")
-        rest = text[:start] + text[end + len("*** End Patch") :]
-        if text.count("*** Begin Patch") > 1 or tool_input.get("workdir") not in (None, "", "."):
-            raise Malformed("a shell command with several patches, or a patch applied in another directory")
-        if re.search(
-            r"[;&|`$()<>]|\bcd\b",
-            re.sub(r"<<-?\s*'?EOF'?|^\s*EOF\s*$", "", rest, flags=re.M).replace("apply_patch", ""),
-        ):
-            raise Malformed("a shell command that does more than apply one patch cannot be judged by its text")
-        return judge(cwd, patch_paths(text[start : end + len("*** End Patch")]), "apply_patch")
+    if "*** begin patch" in text.casefold():
+        # `apply_patch` run through the shell (Codex does): judged as the patch when the
+        # command is exactly that one patch, every byte of it one the runtime acts on.
+        if tool_input.get("workdir") not in (None, "", "."):
+            raise Malformed("a patch applied in another directory cannot be judged by its text")
+        return judge(cwd, patch_paths(shell_patch(command)), "apply_patch")
+    if _APPROVE.search(text.casefold()):
+        return Decision("deny", APPROVE_DENIED)
     repo = _repository(_project())
     if isinstance(repo, Decision):
         return repo
@@ -312,14 +385,29 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
     for word in (cfg.artifacts_dir, ".git", *gate.AGENT_DIRS):
         if re.search(rf"(?<![\w.-]){re.escape(word.casefold())}(?![\w-])", folded):
             hits.append(word + "/")
-    hits += [m.group(0) for m in _BYPASS.finditer(folded)]
+    around = [m.group(0) for m in _BYPASS.finditer(folded)]
+    around += [f"git {m.group(1)}" for m in _PLUMBING.finditer(folded)]
+    if around:
+        # A way round the commit gate: asked in Claude Code; denied where no human can be
+        # asked (Codex), since the commit it makes is seen by no hook but Stop.
+        shown = ", ".join(f"`{n}`" for n in dict.fromkeys([*around, *hits][:5]))
+        what = (
+            f"harness-gate: this command names {shown}, a way round the commit gate (skipping its hooks, or git's "
+            "plumbing that commits or moves a branch without `git commit`)"
+        )
+        return Decision(
+            "ask",
+            f"{what}; a shell command cannot be judged by its text, so a human decides. Stop judges the commits "
+            "made in this session.",
+            cannot_ask_reason=f"{what}, and Codex cannot ask a human from a hook: denied. Commit with plain "
+            "`git commit`.",
+        )
     if hits:
         shown = ", ".join(f"`{n}`" for n in dict.fromkeys(hits[:5]))
         return Decision(
             "ask",
-            f"harness-gate: this command names {shown} (a protected path, the artifacts root, or a way round the "
-            "commit gate); a shell command cannot be judged by its text, so a human decides. The commit gate still "
-            "judges what it changes.",
+            f"harness-gate: this command names {shown} (a protected path or the artifacts root); a shell command "
+            "cannot be judged by its text, so a human decides. The commit gate still judges what it changes.",
             cannot_ask="allow",
         )
     return Decision("allow", "harness-gate: shell commands are not judged by their text; `check` judges the commit")
@@ -341,6 +429,10 @@ def _repository(cwd: Path, *, prefetch: bool = False) -> tuple[Any, Any] | Decis
     cache.configure(location.cache_dir)  # the parsed configuration and plans, as `check` keeps them
     if location.head is None:
         return Decision("allow", "harness-gate: no commit yet; the adopting commit is not judged")
+    if _SESSION:
+        from harness_gate import agent_session  # noqa: PLC0415
+
+        agent_session.begin(location.cache_dir, _SESSION[0], location.head)
     cfg = artifacts_tree.trusted_config(location.toplevel, None, location.head)
     if not gate.active_at(location.toplevel, location.head, cfg):
         return Decision("allow", "harness-gate is not active in this repository (no configuration at HEAD)")
@@ -526,16 +618,42 @@ def judge_paths(
 
 def on_stop(payload: dict[str, Any]) -> Decision:
     """What the git gate would say now of the work tree's changes (every path not as HEAD
-    has it): block the stop once, so the agent fixes them; never when it already continues
-    because of a stop hook (`stop_hook_active`, true or "true")."""
-    if _continuing(payload.get("stop_hook_active")):
-        return Decision("none")
-    from harness_gate import git  # noqa: PLC0415
+    has it) and of the commits made since the session began (as `check --range` judges
+    them; a commit made through the shell with `git commit-tree` and `git update-ref`
+    leaves the tree clean). Blocks the stop when some would be refused, so the agent fixes
+    them; again only when the set of findings changed since the last block, and at most
+    agent_session.MAX_BLOCKS times a session. A payload without a session id blocks unless
+    the agent already continues because of a stop hook (`stop_hook_active`)."""
+    from harness_gate import agent_session  # noqa: PLC0415
 
-    repo = _repository(_project())
+    sid = _SESSION[0] if _SESSION else None
+    if sid is None and _continuing(payload.get("stop_hook_active")):
+        return Decision("none")
+    repo = _repository(_project())  # records the session's start, if it has none yet
     if isinstance(repo, Decision):
         return Decision("none")
     location, cfg = repo
+    state = agent_session.load(location.cache_dir, sid) if sid is not None else None
+    if sid is not None and state is None and _continuing(payload.get("stop_hook_active")):
+        return Decision("none")  # nothing remembered (an unwritable git directory): the old guard
+    found, reason = _stop_findings(location, cfg, state.start if state is not None else None)
+    if state is None or sid is None:
+        return Decision("block", reason) if found else Decision("none")
+    if not found:
+        if state.blocked:
+            agent_session.save(location.cache_dir, sid, dataclasses.replace(state, blocked=""))
+        return Decision("none")
+    key = agent_session.digest(found)
+    if key == state.blocked or state.blocks >= agent_session.MAX_BLOCKS:
+        return Decision("none")
+    agent_session.save(location.cache_dir, sid, dataclasses.replace(state, blocked=key, blocks=state.blocks + 1))
+    return Decision("block", reason)
+
+
+def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tuple[str, str, str]], str]:
+    """Every finding Stop reports, and the reason that says them."""
+    from harness_gate import git  # noqa: PLC0415
+
     root = location.toplevel
     paths, artifacts = [], []
     for xy, path in git.status_records(root):
@@ -546,24 +664,43 @@ def on_stop(payload: dict[str, Any]) -> Decision:
             artifacts.append(_change(path, status, True))  # judged by the artifact rules, below
         else:
             paths.append((str(root / path), status))
-    if not paths and not artifacts:
-        return Decision("none")
     blocking = judge_paths(location, cfg, root, paths, before=False)[0] if paths else []
     if artifacts:
         blocking.extend(_artifact_findings(location, cfg, artifacts))
-    stale = _stale_evidence(root) if cfg.evidence_stages else []
+    stale = _stale_evidence(root) if cfg.evidence_stages and (paths or artifacts) else []
+    base = start if start is not None else git.fork_point(root, cfg.base_branch, location.head)
+    committed = _commit_findings(location, base) if base is not None and base != location.head else []
     parts = []
     if blocking:
         header = "harness-gate: the commit gate (`check`) blocks these changes of the work tree:"
         parts.append(deny_reason("", blocking, header) + "\nRevert them, or ask for an amendment, before you stop.")
+    if committed:
+        header = (
+            f"harness-gate: the commits made since this session began ({(base or '')[:12]}..HEAD) would be refused "
+            "(`check --range`):"
+        )
+        parts.append(
+            deny_reason("", committed, header) + "\nCommits are made with `git commit`, through the commit gate: "
+            "move the branch back and commit what the plan allows."
+        )
     if stale:
         # Not a block at commit by default (`evidence_stages`, default CI): said as what the
         # stages that ask for it will say, so the agent runs verify before it ends.
         header = f"harness-gate: evidence the gate asks for at {', '.join(cfg.evidence_stages)} is not fresh:"
         parts.append(deny_reason("", stale, header))
-    if not parts:
-        return Decision("none")
-    return Decision("block", "\n".join(parts))
+    return [*blocking, *committed, *stale], "\n".join(parts)
+
+
+def _commit_findings(location: Any, start: str) -> list[tuple[str, str, str]]:
+    """What `check --range START..HEAD` refuses (no requirement of evidence: that is said
+    apart, for the work tree). A start that is no longer a commit here fails closed."""
+    from harness_gate.commands import check  # noqa: PLC0415
+
+    mode = check.Mode(check.ChangeSet.RANGE, start, location.head)
+    report = check.run_check(
+        location.toplevel, stage="pre-push", mode=mode, plan_id=None, config_file=None, location=location
+    )
+    return [(f.code, f.path, f.message) for f in report.findings if f.blocks]
 
 
 def _continuing(active: object) -> bool:

@@ -8,6 +8,7 @@ author is editing, and say when it differs from the index.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import re
 import stat
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_gate import cache, git
+from harness_gate import cache, fsutil, git
 from harness_gate import config as config_mod
 from harness_gate.errors import ConfigError, GitError
 from harness_gate.findings import Finding, Severity, finding
@@ -38,9 +39,17 @@ def cap_for(path: str, cfg: config_mod.Config) -> int:
 
 
 def read_capped(path: Path, cap: int) -> bytes:
-    """At most cap + 1 bytes: enough to tell that a file is over its cap, never more."""
-    with path.open("rb") as fh:
-        return fh.read(cap + 1)
+    """At most cap + 1 bytes: enough to tell that a file is over its cap, never more.
+    Opened without blocking and judged on what was opened: a FIFO or device swapped in
+    after the caller's lstat is refused (OSError), never waited on or read forever."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(cap + 1)
+    finally:
+        os.close(fd)
 
 
 def _too_large(path: str, size: int, cap: int) -> Finding:
@@ -412,31 +421,72 @@ def trusted_config(
 ) -> config_mod.Config:
     """The configuration. `--config FILE` names a file on disk for the index check; for
     commit ranges it names a path in the trusted commit, never the change under test."""
-    if config_file:
-        path = Path(config_file)
+    if not config_file:
+        return read_config(root, trusted_rev)
+    path = Path(config_file)
+    pyproject = path.name == "pyproject.toml"
+    if from_rev:
+        if not trusted_rev:
+            raise ConfigError(f"{config_file}: there is no trusted commit to read it from")
+        rel = named_path(root, config_file)
+        data = _named_blob(root, trusted_rev, rel)
+        cfg = config_mod.parse_named(rel, data, pyproject=pyproject)
+    else:
         try:
-            # resolve(), not normpath: an absolute path through a symlink to the repository
-            # names the same protected file.
-            rel: str | None = (Path.cwd() / path).resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            rel = None
-        if from_rev and trusted_rev:
-            if rel is None:
-                raise ConfigError(f"{config_file} is outside the repository")
-            blobs = [b for b in git.tree_entries(root, trusted_rev, rel) if b.path == rel]
-            if not blobs:
-                raise ConfigError(f"{rel} does not exist in the trusted commit {trusted_rev[:12]}")
-            data = git.read_blobs(root, [blobs[0].oid])[blobs[0].oid]
-        else:
-            try:
-                data = path.read_bytes()
-            except OSError as exc:
-                raise ConfigError(f"cannot read {config_file}: {exc.strerror}") from None
-        cfg = config_mod.parse(None, data) if path.name == "pyproject.toml" else config_mod.parse(data, None)
-        # The file is protected where it lives in the repository (gate.protected), so a
-        # change cannot weaken the configuration the next change is judged by.
-        return dataclasses.replace(cfg, source=rel or str(path))
-    return read_config(root, trusted_rev)
+            # resolve(): the file read is the one protected, through any link to it.
+            rel = (Path.cwd() / path).resolve().relative_to(root.resolve()).as_posix()
+        except (ValueError, RuntimeError):  # outside the repository; a loop of links
+            rel = str(path)
+        try:
+            data = fsutil.read_regular(path, config_mod.CONFIG_CAP, what="configuration file")
+        except OSError as exc:
+            raise ConfigError(f"cannot read {config_file}: {exc.strerror}") from None
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        cfg = config_mod.parse_named(config_file, data, pyproject=pyproject)
+    # The file is protected where it lives in the repository (gate.protected), so a
+    # change cannot weaken the configuration the next change is judged by.
+    return dataclasses.replace(cfg, source=rel)
+
+
+def named_path(root: Path, name: str) -> str:
+    """The repository path `name` (relative to the current directory, or absolute) spells,
+    read as a path: `..` is resolved by name and no symlink inside the repository is
+    followed, for the change under test holds those (a link there would choose which of
+    the trusted commit's files configures the gate). Only the folders down to the
+    repository's own top may be links (an alias of the checkout, /tmp on macOS)."""
+    full = Path(os.path.normpath(Path.cwd() / name))
+    top = root.resolve()
+    parts = full.parts
+    for cut in range(1, len(parts) + 1):
+        try:
+            here = Path(*parts[:cut]).resolve()
+        except (OSError, RuntimeError):  # a loop of links above the repository: not its top
+            continue
+        if here == top:
+            rest = parts[cut:]
+            if rest:
+                return "/".join(rest)
+            break
+    raise ConfigError(f"{name} is not a file in the repository")
+
+
+def _named_blob(root: Path, rev: str, rel: str) -> bytes:
+    """The bytes of the regular file at `rel` in commit `rev`: a symlink there is not
+    followed, and a missing path, a folder or a submodule is no configuration."""
+    entries = [b for b in git.tree_entries(root, rev, rel, recursive=False) if b.path == rel]
+    if not entries:
+        raise ConfigError(f"{rel} does not exist in the trusted commit {rev[:12]}")
+    entry = entries[0]
+    if entry.mode == "120000":
+        raise ConfigError(f"{rel} is a symbolic link in the trusted commit {rev[:12]}; it is not followed")
+    if not entry.mode.startswith("100"):
+        raise ConfigError(f"{rel} is not a file in the trusted commit {rev[:12]}")
+    data, sizes = git.read_blobs_capped(root, {entry.oid: config_mod.CONFIG_CAP})
+    if entry.oid not in data:
+        raise ConfigError(f"{rel} is larger than the {config_mod.CONFIG_CAP} byte cap for a configuration file "
+                          f"({sizes[entry.oid]} bytes)")  # fmt: skip
+    return data[entry.oid]
 
 
 def ignored_config(root: Path) -> list[Finding]:

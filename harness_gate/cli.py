@@ -21,6 +21,19 @@ from harness_gate.entry import run as _run
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _complete_plans(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Tab completion of a plan id: the plans the index holds (docs/config.md, "Shell completion")."""
+    from harness_gate import completion  # noqa: PLC0415  (only when Tab is pressed)
+
+    return completion.plan_ids(Path.cwd(), incomplete)
+
+
+def plan_option(help_text: str = "The plan (default: the one this branch has open).") -> Callable[[F], F]:
+    """The `--plan` option; Tab completes the plan ids."""
+    option: Callable[[F], F] = click.option("--plan", "plan_id", shell_complete=_complete_plans, help=help_text)
+    return option
+
+
 def output_formats(choices: Sequence[str], help_text: str = "Output format.") -> Callable[[F], F]:
     """The `--format` option with these output formats to choose from."""
     option: Callable[[F], F] = click.option(
@@ -112,7 +125,7 @@ def plan_new(fmt: str, **options: Any) -> None:
 
 
 @plan.command("amend", short_help="Write an amendment of the plan.")
-@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
+@plan_option()
 @click.option("--objective", help="A new objective.")
 @click.option("--add-boundary", multiple=True, metavar="PATTERN", help="Add a write-boundary pattern (repeatable).")
 @click.option("--remove-boundary", multiple=True, metavar="PATTERN", help="Remove a pattern (repeatable).")
@@ -131,7 +144,7 @@ def plan_amend(fmt: str, **options: Any) -> None:
 
 
 @plan.command("use", short_help="Pick the plan this branch means.")
-@click.argument("plan_id")
+@click.argument("plan_id", shell_complete=_complete_plans)
 @format_option
 def plan_use(plan_id: str, fmt: str) -> None:
     """Pick PLAN_ID for this branch when it has more than one plan open (kept in .git/config)."""
@@ -141,7 +154,7 @@ def plan_use(plan_id: str, fmt: str) -> None:
 
 
 @cli.command(short_help="Approve a plan, amendment or resume (answer y).")
-@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
+@plan_option()
 @click.argument("artifact", required=False)
 @format_option
 def approve(plan_id: str | None, artifact: str | None, fmt: str) -> None:
@@ -165,16 +178,21 @@ def approve(plan_id: str | None, artifact: str | None, fmt: str) -> None:
 
 @cli.command(short_help="Validate plans, records and their lifecycle.")
 @click.argument("files", nargs=-1, type=click.Path())
+@click.option(
+    "--artifacts-only",
+    is_flag=True,
+    help="Only the FILES under the configured artifacts root; none of them: nothing to lint (the lint hook).",
+)
 @verdict_format_option
-def lint(files: Sequence[str], fmt: str) -> None:
+def lint(files: Sequence[str], artifacts_only: bool, fmt: str) -> None:
     """Validate artifacts and their lifecycle (all plans, or the FILES given)."""
     from harness_gate.commands import lint as command  # noqa: PLC0415
 
-    _run("lint", fmt, lambda: command.lint(Path.cwd(), files))
+    _run("lint", fmt, lambda: command.lint(Path.cwd(), files, artifacts_only=artifacts_only))
 
 
 @cli.command(short_help="The plan's state, evidence and next step.")
-@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
+@plan_option()
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--base", help="With markdown: every plan the commits since REF used or brought, and their verdicts.")
 @output_formats(
@@ -201,7 +219,7 @@ def status(plan_id: str | None, as_json: bool, base: str | None, fmt: str) -> No
 @click.option("--range", "range_", metavar="A..B", help="Check every commit in A..B on its own (pre-push).")
 @click.option("--base", metavar="REF", help="Check every commit of HEAD (or --head) not in REF (CI).")
 @click.option("--head", metavar="REF", help="The head commit with --base (default HEAD).")
-@click.option("--plan", "plan_id", help="Judge against this plan only, instead of the plans that govern each state.")
+@plan_option("Judge against this plan only, instead of the plans that govern each state.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Read the configuration from FILE.")
 @click.option("--reverify", is_flag=True, help="Run the required commands here instead of trusting recorded evidence.")
 @click.option(
@@ -231,7 +249,7 @@ def check(
 
 @cli.command(short_help="Say which rule allows or blocks each path.")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--plan", "plan_id", help="Explain against this plan instead of the one this branch has open.")
+@plan_option("Explain against this plan instead of the one this branch has open.")
 @format_option
 def explain(paths: Sequence[str], plan_id: str | None, fmt: str) -> None:
     """Say whether each PATH may be written, and by which pattern or rule."""
@@ -241,7 +259,7 @@ def explain(paths: Sequence[str], plan_id: str | None, fmt: str) -> None:
 
 
 @cli.command(short_help="Run the plan's commands and record evidence.")
-@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
+@plan_option()
 @click.option("--only", multiple=True, metavar="ID", help="Run only this required command (repeatable).")
 @format_option
 def verify(plan_id: str | None, only: Sequence[str], fmt: str) -> None:
@@ -255,7 +273,7 @@ def verify(plan_id: str | None, only: Sequence[str], fmt: str) -> None:
 
 
 @cli.command(context_settings={"ignore_unknown_options": True}, short_help="Run one command and record its evidence.")
-@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
+@plan_option()
 @click.option("--id", "command_id", default="adhoc", show_default=True, help="The record's command id.")
 @click.option("--timeout", type=click.IntRange(1, 86400), default=600, show_default=True, help="Seconds.")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
@@ -283,7 +301,7 @@ def review_group() -> None:
 
 
 @review_group.command("new", short_help="Write a review for a reviewer to fill in.")
-@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
+@plan_option()
 @click.option("--reviewer", help="Who reviews (default: left for the reviewer to fill in: not the author).")
 @format_option
 def review_new(plan_id: str | None, reviewer: str | None, fmt: str) -> None:
@@ -341,7 +359,7 @@ def resume(plan_id: str | None, rounds: int, fmt: str) -> None:
 
 
 @cli.command(short_help="End the plan: completed, or --cancel.")
-@click.option("--plan", "plan_id", help="The plan (default: the one this branch has open).")
+@plan_option()
 @click.option("--summary", help="The completion summary.")
 @click.option("--cancel", is_flag=True, help="End the plan as cancelled (no review needed).")
 @format_option

@@ -19,6 +19,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 CONFIG_FILE = ".harness-gate.toml"
 DEFAULT_MAX_BYTES = 1024 * 1024
+# A configuration file is a few hundred bytes; one named with --config is read up to this.
+CONFIG_CAP = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,9 @@ class Config:
     # Other harness formats (docs/formats.md): the ones switched off, and own path patterns.
     formats_disabled: tuple[str, ...] = ()
     format_paths: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Roll-out: `check` reports what it would block and exits 0 (docs/config.md, "Report-only
+    # mode"). Honoured only as the trusted side holds it, like every other key.
+    report_only: bool = False
     source: str | None = None  # where it was read from; None for defaults
 
 
@@ -103,8 +108,26 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
         verify_outputs=tuple(table.get("verify_outputs", ())),
         formats_disabled=tuple(sorted(n for n, t in formats.items() if t.get("enabled", True) is False)),
         format_paths=tuple(sorted((n, tuple(t["paths"])) for n, t in formats.items() if "paths" in t)),
+        report_only=table.get("report_only", False),
         source=where,
     )
+
+
+def parse_named(where: str, data: bytes, *, pyproject: bool) -> Config:
+    """A configuration file named with `--config` (the Action's `config:` input): it must
+    hold the gate's settings. An empty file, or a pyproject.toml without a
+    `[tool.harness-gate]` table, names no configuration and is an error, never the
+    defaults (a mistyped or redirected name would otherwise switch every requirement the
+    real file sets back to the defaults)."""
+    table = _load(where, data)
+    if pyproject:
+        tool = table.get("tool", {})
+        if not (isinstance(tool, dict) and "harness-gate" in tool):
+            raise ConfigError(f"{where} has no [tool.harness-gate] table: it is not a configuration")
+        return parse(None, data)
+    if not table:
+        raise ConfigError(f"{where} sets nothing: it is not a configuration", "Name the file that sets its keys.")
+    return parse(data, None)
 
 
 def ignored_table(own: bytes | None, pyproject: bytes | None) -> bool:

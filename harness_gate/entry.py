@@ -216,18 +216,23 @@ def check_options(argv: Sequence[str]) -> dict[str, str | bool] | None:
     return options
 
 
-def lint_files(argv: Sequence[str]) -> list[str] | None:
-    """The FILEs of `lint FILE...` as the lint hook runs it (names only, none of them
-    empty or looking like an option); otherwise None, and click reads it."""
+ARTIFACTS_ONLY = "--artifacts-only"
+
+
+def lint_files(argv: Sequence[str]) -> tuple[list[str], bool] | None:
+    """The FILEs of `lint [--artifacts-only] FILE...` as the lint hook runs it (names only,
+    none of them empty or looking like an option), and whether `--artifacts-only` was
+    given; otherwise None, and click reads it."""
     if not argv or argv[0] != "lint":
         return None
-    files = list(argv[1:])
+    artifacts_only = argv[1:2] == [ARTIFACTS_ONLY]
+    files = list(argv[2 if artifacts_only else 1 :])
     if any(not name or name.startswith("-") for name in files):
         return None
-    return files
+    return files, artifacts_only
 
 
-def lint(files: Sequence[str]) -> NoReturn:
+def lint(files: Sequence[str], *, artifacts_only: bool = False) -> NoReturn:
     """`harness-gate lint FILE...` in text, however its arguments were parsed."""
 
     def body() -> Report:
@@ -235,7 +240,7 @@ def lint(files: Sequence[str]) -> NoReturn:
 
         from harness_gate.commands import lint as lint_mod  # noqa: PLC0415
 
-        return lint_mod.lint(Path.cwd(), files)
+        return lint_mod.lint(Path.cwd(), files, artifacts_only=artifacts_only)
 
     run("lint", "text", body)
 
@@ -282,8 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = agent.main(runtime)
         return code if argv is not None else _exit_now(code)
     options = check_options(args)
-    files = lint_files(args) if options is None else None
-    if options is None and files is None:
+    linted = lint_files(args) if options is None else None
+    if options is None and linted is None:
         try:
             from harness_gate.cli import main as cli_main  # noqa: PLC0415  (click: not on the hook path)
         except Exception as exc:  # a dependency that does not load: said in one line, exit 2
@@ -302,7 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if options is not None:
             check(**options)  # type: ignore[arg-type]
         else:
-            lint(files or [])
+            assert linted is not None  # noqa: S101  (one of the two lean paths was taken)
+            lint(linted[0], artifacts_only=linted[1])
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 2
     except KeyboardInterrupt:  # as click's CLI answers it

@@ -37,6 +37,12 @@ def usage(message: str, hint: str = "") -> HarnessGateError:
     return HarnessGateError("HG904", message, hint)
 
 
+def inside_agent(marker: str) -> HarnessGateError:
+    """HG908, exit 2: `approve` was run inside a coding agent's tool call (its runtime marks
+    the process in the environment), where the agent would be answering its own `y`."""
+    return HarnessGateError("HG908", f"`approve` runs inside a coding agent's tool call ({marker} is set)")
+
+
 def not_enough_history(message: str) -> HarnessGateError:
     """HG905, exit 2: a shallow clone lacks the history the command must read."""
     return HarnessGateError("HG905", message)

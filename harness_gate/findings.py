@@ -10,11 +10,6 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-# The project's home as README.md names it: every rule's documentation is an anchor of
-# docs/rules.md there (one constant, so a fork or a rename changes one line).
-PROJECT_URL = "https://github.com/OWNER/harness-gate"
-RULES_DOC_URL = f"{PROJECT_URL}/blob/main/docs/rules.md"
-
 
 class Severity(str, enum.Enum):
     ERROR = "error"  # blocks: exit 1
@@ -45,6 +40,18 @@ class Finding:
     @property
     def blocks(self) -> bool:
         return self.severity is Severity.ERROR
+
+
+# The families' names: docs/rules.md's headings and SARIF's rule help.
+FAMILIES = {
+    "HG1": "Boundary (the gate, `check`)",
+    "HG2": "Plans and approvals",
+    "HG3": "Evidence",
+    "HG4": "Review and lifecycle",
+    "HG5": "Artifact syntax",
+    "HG6": "Other harness formats",
+    "HG9": "Environment and internal",
+}
 
 
 def _rules(*rules: Rule) -> dict[str, Rule]:
@@ -203,6 +210,13 @@ RULES: dict[str, Rule] = _rules(
         "untracked files in the verified tree",
         "verify records the work tree with them, and a commit holds them only if you add them: commit them, remove "
         "them, ignore them (`.git/info/exclude` for this clone only), or name them in `verify_outputs`; then verify.",
+    ),
+    Rule(
+        "HG340",
+        "a re-run command wrote the runner's files",
+        "A `--reverify` command runs without the runner's file-command variables; one that writes those files "
+        "anyway (found by their path) is the change's code reaching for later steps: the files are put back, "
+        "and the change is blocked (docs/action.md).",
     ),
     # HG4xx: review and lifecycle
     Rule("HG401", "illegal lifecycle sequence", "See docs/lifecycle.md for the allowed order of artifacts."),
@@ -613,6 +627,12 @@ RULES: dict[str, Rule] = _rules(
         "Install harness-gate in an environment of its own (`pipx install`), where no package of the repository it "
         "guards (a directory on PYTHONPATH, the current directory) can stand in for one of its dependencies.",
     ),
+    Rule(
+        "HG908",
+        "inside a coding agent",
+        "Approve from a terminal of your own, outside the coding agent: an approval is a human's answer, never an "
+        "agent's tool call (docs/agents.md).",
+    ),
     Rule("HG999", "internal error", "This is a bug in harness-gate; the gate failed closed."),
 )
 
@@ -638,8 +658,3 @@ def blocking(findings: list[Finding] | tuple[Finding, ...]) -> bool:
 def rule_anchor(code: str) -> str:
     """The fragment of the rule's row in docs/rules.md (tests/test_docs.py renders it)."""
     return code.lower()
-
-
-def rule_url(code: str) -> str | None:
-    """Where the rule is documented; None for a code the catalogue does not hold."""
-    return f"{RULES_DOC_URL}#{rule_anchor(code)}" if code in RULES else None

@@ -9,6 +9,8 @@ removed. Anyone can reproduce it with plumbing (docs/evidence.md):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness_gate import git
@@ -23,10 +25,44 @@ def _strip(root: Path, tree: str, cfg: Config) -> str:
     return git.tree_without(root, tree, cfg.artifacts_dir.split("/"))
 
 
-def fingerprint_worktree(root: Path, cfg: Config) -> str:
+def fingerprint_worktree(root: Path, cfg: Config, kept: Sequence[str] = ()) -> str:
+    """`kept`: untracked files matching `verify_outputs` that are inputs all the same (see
+    `Inputs`): part of the fingerprint."""
     # The artifacts root is removed from the fingerprint anyway: not staging it keeps a
     # long evidence log from being read at all.
-    return _strip(root, git.worktree_tree(root, cfg.artifacts_dir, cfg.verify_outputs), cfg)
+    return _strip(root, git.worktree_tree(root, cfg.artifacts_dir, cfg.verify_outputs, kept), cfg)
+
+
+def _stamp(path: Path) -> tuple[int, ...] | None:
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    # ctime moves with every write (and no command can set it back): "not written" is exact.
+    return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The untracked files matching `verify_outputs` that were there before `verify` ran.
+    Only what a command itself creates or writes during the run is an output: such a file
+    that no command has written since is an input like any other untracked file (part of
+    the fingerprint, and of the HG310 warning), for the commands may read it."""
+
+    root: Path
+    stamps: tuple[tuple[str, tuple[int, ...] | None], ...]
+
+    @classmethod
+    def now(cls, root: Path, cfg: Config) -> Inputs:
+        if not cfg.verify_outputs:
+            return cls(root, ())
+        every = set(git.untracked_files(root, cfg.artifacts_dir))
+        outputs = sorted(every - set(git.untracked_files(root, cfg.artifacts_dir, cfg.verify_outputs)))
+        return cls(root, tuple((p, _stamp(root / p)) for p in outputs))
+
+    def unwritten(self) -> list[str]:
+        """Those no command has created, written, or removed since."""
+        return [p for p, stamp in self.stamps if stamp is not None and _stamp(self.root / p) == stamp]
 
 
 def fingerprint_index(root: Path, cfg: Config) -> str:
@@ -44,10 +80,14 @@ def of(root: Path, cfg: Config, rev: str | None) -> str:
     return fingerprint_commit(root, rev, cfg)
 
 
-def untracked_warning(root: Path, cfg: Config, path: str) -> list[Finding]:
+def untracked_files(root: Path, cfg: Config) -> list[str]:
+    """The untracked files that are not ignored nor outputs."""
+    return git.untracked_files(root, cfg.artifacts_dir, cfg.verify_outputs)
+
+
+def untracked_warning(found: Sequence[str], path: str) -> list[Finding]:
     """Untracked files that are not ignored are part of the work tree's fingerprint: the
     evidence speaks of them, and of a tree the commit will not have unless they are added."""
-    found = git.untracked_files(root, cfg.artifacts_dir, cfg.verify_outputs)
     if not found:
         return []
     shown = ", ".join(found[:SHOWN_FILES]) + (

@@ -93,14 +93,23 @@ def _moved(root: Path, verified: str, tree: str) -> str:
 def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str) -> list[Finding]:
     """CI runs the required commands itself, on the checked-out head, and uses its own
     results instead of the recorded ones (nothing is appended)."""
-    here = fingerprints.fingerprint_worktree(root, cfg)
+    # Untracked outputs already there (an earlier step's) are inputs: no command wrote them.
+    here = fingerprints.fingerprint_worktree(root, cfg, fingerprints.Inputs.now(root, cfg).unwritten())
     rel = f"{folder.path}/evidence.jsonl"
     if here != tree:
         return [finding("HG302", rel, f"--reverify needs the head checked out: the work tree is {here[:12]}, "
                         f"the head is {tree[:12]}")]  # fmt: skip
     out = []
     for cmd in required_commands(life):
+        # What the runner reads when the step ends: a command found the files by their path
+        # (its environment names none of them) and wrote there. Put back, and blocked.
+        channels = runner.channels()
         outcome = runner.run(cmd["command"], shell=cmd.get("shell", False), timeout=cmd["timeout_seconds"], cwd=root)
+        written = runner.restore_channels(channels)
+        if written:
+            files = f"{'file' if len(written) == 1 else 'files'} {', '.join(written)}"
+            out.append(finding("HG340", rel, f"`{cmd['id']}` (re-run in CI) wrote the runner's {files}: "
+                               "put back as before the command"))  # fmt: skip
         if fingerprints.fingerprint_worktree(root, cfg) != tree:
             out.append(finding("HG305", rel, f"`{cmd['id']}` (re-run in CI) changed the work tree"))
         elif outcome.status != "PASS":

@@ -120,6 +120,31 @@ def require_writable(root: Path, rels: Sequence[str]) -> None:
         )
 
 
+def refuse_links(root: Path, rels: Sequence[str]) -> None:
+    """A usage error (HG904) naming every symbolic link among `rels` (paths under `root`)
+    and the folders leading to them: a command that writes those files, or reads them to
+    merge, would otherwise write through the link or copy its target's bytes (any file
+    outside the repository) into what gets committed. Checked before the first write, so
+    that nothing is written."""
+    from harness_gate.errors import usage  # noqa: PLC0415
+
+    links: list[str] = []
+    for rel in rels:
+        parts = Path(rel).parts
+        for cut in range(1, len(parts) + 1):
+            step = Path(*parts[:cut]).as_posix()
+            if (root / step).is_symlink():
+                if step not in links:
+                    links.append(step)
+                break  # what lies beyond it is the link's, not the repository's
+    if links:
+        raise usage(
+            f"{', '.join(links)} {'is a symbolic link' if len(links) == 1 else 'are symbolic links'}: "
+            "not followed, nothing was written",
+            "Replace it with a regular file or folder (or remove it), then run the command again.",
+        )
+
+
 def repository_path(root: Path, cwd: Path, name: str) -> str:
     """`name`, given relative to `cwd`, as a path in the repository at `root` (its `..`
     resolved, symlinks not); a name outside the repository is a usage error (HG904)."""
@@ -129,3 +154,25 @@ def repository_path(root: Path, cwd: Path, name: str) -> str:
         return Path(os.path.normpath(cwd / name)).relative_to(root).as_posix()
     except ValueError:
         raise usage(f"{name} is outside the repository") from None
+
+
+def read_regular(path: Path, cap: int, *, what: str = "file") -> bytes:
+    """The bytes of the regular file at `path`, at most `cap` of them. Opened without
+    blocking and judged by `fstat` on what was opened (no race with a rename): a FIFO would
+    wait forever for a writer and a device like /dev/zero never ends, so anything but a
+    regular file is refused, and so is a file over the cap. Raises ValueError (or OSError)
+    with a message naming `path`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{path} is not a regular file; a {what} must be one")
+        if st.st_size > cap:
+            raise ValueError(f"{path} is larger than the {cap} byte cap for a {what}")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(cap + 1)
+    finally:
+        os.close(fd)
+    if len(data) > cap:  # it grew while being read
+        raise ValueError(f"{path} is larger than the {cap} byte cap for a {what}")
+    return data

@@ -13,11 +13,15 @@ from pathlib import Path
 from typing import TextIO
 
 from harness_gate.findings import RULES, Finding, Severity
-from harness_gate.report import Report, clean, error_location, ordered, repository_root, to_json
+from harness_gate.report import REPORT_ONLY, Report, bounded, clean, error_location, ordered, repository_root, to_json
 
 # GitHub shows 10 error, 10 warning and 10 notice annotations per step (50 per job) and
 # drops the rest without a word: past that, one notice says how many more there are.
 ANNOTATIONS_PER_LEVEL = 10
+# GitHub refuses a step summary over 1 MiB (and shows none of it): the findings table is
+# cut to what fits, with a row counting the rest; the JSON report keeps every finding.
+SUMMARY_BYTES = 1024 * 1024
+_SUMMARY_MARGIN = 4096  # for the closing lines and a summary another step in this job wrote
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 
 
@@ -32,10 +36,10 @@ def escape_property(text: str) -> str:
 
 def _command(kind: str, path: str, line: int | None, title: str, text: str) -> str:
     """One workflow command (`::error file=...,line=...,title=...::text`), every part escaped."""
-    props = [f"file={escape_property(clean(path))}"] if path else []
+    props = [f"file={escape_property(bounded(clean(path)))}"] if path else []
     props += [f"line={line}"] if line else []
     props.append(f"title={escape_property(title)}")
-    return f"::{kind} {','.join(props)}::{escape_data(clean(text))}\n"
+    return f"::{kind} {','.join(props)}::{escape_data(bounded(clean(text)))}\n"
 
 
 def _annotation(f: Finding) -> str:
@@ -74,18 +78,43 @@ def write_annotations(report: Report, stream: TextIO) -> None:
             f"::notice title={escape_property(title)}::"
             + escape_data(
                 f"{', '.join(parts)}: GitHub shows {ANNOTATIONS_PER_LEVEL} annotations of each kind per step. "
-                "The step summary lists every finding, and so does the JSON report (the `report-path` output)."
+                "The step summary lists every finding that fits in its 1 MiB, the JSON report (the `report-path` "
+                "output) every one."
             )
             + "\n"
         )
 
 
-def summary(report: Report) -> str:
-    """The full report as Markdown for $GITHUB_STEP_SUMMARY: the reviewer's view (prview.py),
-    headed by the result, with every finding (the annotations' notice promises them all)."""
+def summary(report: Report, room: int = SUMMARY_BYTES) -> str:
+    """The report as Markdown for $GITHUB_STEP_SUMMARY: the reviewer's view (prview.py),
+    headed by the result, with every finding that fits in `room` bytes (GitHub's cap) and a
+    count of the rest. Past that, a summary that says only the verdict and where the report is."""
     from harness_gate import prview  # noqa: PLC0415  (only when writing the summary)
 
-    return prview.render(report, title="harness-gate", shown=None)
+    room -= _SUMMARY_MARGIN
+
+    def render(shown: int | None) -> str:
+        return prview.render(report, title="harness-gate", shown=shown)
+
+    whole = render(None)
+    if len(whole.encode("utf-8")) <= room:
+        return whole
+    low, high = 0, len(report.findings)  # the most rows that fit: at most log2(n) renders
+    best = render(0)
+    if len(best.encode("utf-8")) > room:
+        return (
+            f"## harness-gate: {prview.text(report.result)}\n\n"
+            "The report is too large for the step summary (GitHub shows at most 1 MiB): the JSON report "
+            "(the `report-path` output) lists every finding.\n"
+        )
+    while low < high:
+        mid = (low + high + 1) // 2
+        text = render(mid)
+        if len(text.encode("utf-8")) <= room:
+            low, best = mid, text
+        else:
+            high = mid - 1
+    return best
 
 
 def _own_file(prefix: str, suffix: str, text: str) -> Path:
@@ -110,7 +139,8 @@ def write_outputs(report: Report, *, sarif: bool = False) -> None:
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         with Path(summary_path).open("a", encoding="utf-8") as fh:
-            fh.write(summary(report))
+            # What this step's summary already holds counts against the same cap.
+            fh.write(summary(report, SUMMARY_BYTES - fh.tell()))
     report_path = _own_file(
         "harness-gate-report-", ".json", json.dumps(clean(to_json(report)), indent=2, ensure_ascii=False) + "\n"
     )
@@ -133,4 +163,6 @@ def write_outputs(report: Report, *, sarif: bool = False) -> None:
 def final_line(report: Report) -> str:
     n = sum(1 for f in report.findings if f.blocks)
     where = "; the step summary has the report" if os.environ.get("GITHUB_STEP_SUMMARY") else ""
+    if report.would_block:
+        return f"harness-gate: would block ({n} finding{'s' * (n != 1)} that would block; {REPORT_ONLY}{where})\n"
     return f"harness-gate: {report.result} ({n} blocking finding{'s' * (n != 1)}{where})\n"

@@ -6,7 +6,6 @@ installs, `language: python`) and the `.pre-commit-config.yaml` that `init` writ
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,10 @@ class Hook:
     description: str
     args: str  # after `harness-gate`
     stages: tuple[str, ...]
-    files: str | None = None  # a file regex: the hook runs on those files (the lint); None: always, without names
+    # True (the lint): pre-commit passes the staged files' names, and the command picks those
+    # under the configured artifacts root itself (a file regex here could not follow
+    # `artifacts_dir`). False: always run, without names.
+    names: bool = False
     verbose: bool = False  # show the output of a passing run (warnings)
 
 
@@ -43,9 +45,9 @@ HOOKS = (
         "harness-gate-lint",
         "harness-gate lint (artifacts)",
         "Validate plans, approvals, reviews and the lifecycle of the plans touched.",
-        "lint",
+        "lint --artifacts-only",
         ("pre-commit", "pre-merge-commit", "pre-push"),
-        files="^harness/",
+        names=True,
     ),
 )
 # Every stage a hook runs at: what `pre-commit install` must install.
@@ -58,10 +60,8 @@ def _lines(hook: Hook, indent: str, *, language: str, entry: str, stages: tuple[
     if language == "python":
         out.append(f"{indent}  description: {hook.description}")
     out += [f"{indent}  entry: {entry} {hook.args}", f"{indent}  language: {language}"]
-    if hook.files is None:
+    if not hook.names:
         out += [f"{indent}  pass_filenames: false", f"{indent}  always_run: true"]
-    else:
-        out.append(f"{indent}  files: {hook.files}")
     out.append(f"{indent}  require_serial: true")
     if hook.verbose:
         out.append(f"{indent}  verbose: true")
@@ -83,7 +83,7 @@ def manifest() -> str:
     return "\n".join(lines) + "\n"
 
 
-def local_config(artifacts_dir: str) -> str:
+def local_config() -> str:
     """The `.pre-commit-config.yaml` `init` writes: the harness-gate on PATH, as a `repo: local`."""
     lines = [
         "# harness-gate hooks (docs/hooks.md). They run the harness-gate on PATH: install it in an",
@@ -95,9 +95,7 @@ def local_config(artifacts_dir: str) -> str:
         "    hooks:",
     ]
     for hook in HOOKS:
-        files = None if hook.files is None else f"^{re.escape(artifacts_dir)}/"
-        local = Hook(hook.id, hook.name, hook.description, hook.args, hook.stages, files, hook.verbose)
-        lines += _lines(local, "      ", language="system", entry="harness-gate", stages=hook.stages)
+        lines += _lines(hook, "      ", language="system", entry="harness-gate", stages=hook.stages)
     return "\n".join(lines) + "\n"
 
 

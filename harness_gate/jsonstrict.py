@@ -68,6 +68,36 @@ def _check_strings(value: Any, *, text_ok: bool = False) -> None:
             stack.extend(item)
 
 
+_JSON_SPACE = " \t\n\r"
+
+
+def _trailing_comma(text: str, pos: int) -> tuple[int, str] | None:
+    """Where a trailing comma is, and what it ends ("object", "array"), when the parser's
+    error at `pos` is one; else None.
+
+    Python 3.13 reports a trailing comma at the comma ("Illegal trailing comma"), 3.10-3.12
+    at the `}` or `]` after it ("Expecting value"): found here from the text itself, so the
+    message and its line are the same on every Python."""
+    if not 0 <= pos < len(text):
+        return None
+    if text[pos] == ",":
+        comma = pos
+        before = text[:comma].rstrip(_JSON_SPACE)
+        if not before or before[-1] in "[{,:":  # `[,]`: no value before it, not a trailing comma
+            return None
+    elif text[pos] in "}]":
+        # The parser stops at `}`/`]` only outside a string: a comma just before it is a separator.
+        comma = len(text[:pos].rstrip(_JSON_SPACE)) - 1
+        if comma < 0 or text[comma] != ",":
+            return None
+    else:
+        return None
+    closer = text[comma + 1 :].lstrip(_JSON_SPACE)[:1]
+    if closer not in ("}", "]"):
+        return None
+    return comma, "object" if closer == "}" else "array"
+
+
 def loads(text: str, *, text_ok: bool = False) -> Any:
     """Parse JSON text strictly; raise StrictJSONError with a readable reason.
 
@@ -77,6 +107,13 @@ def loads(text: str, *, text_ok: bool = False) -> Any:
     except StrictJSONError:
         raise
     except json.JSONDecodeError as exc:
+        trailing = _trailing_comma(text, exc.pos)
+        if trailing is not None:
+            comma, ends = trailing
+            line = text.count("\n", 0, comma) + 1
+            column = comma - text.rfind("\n", 0, comma)  # 1-based, as json's own colno
+            message = f"trailing comma before the end of an {ends} at line {line} column {column}"
+            raise StrictJSONError(message) from None
         raise StrictJSONError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise StrictJSONError("nesting too deep") from None

@@ -41,11 +41,14 @@ class PlanState(str, enum.Enum):
 
 
 # docs/lifecycle.md: a completed or paused plan grants no write authority; neither does an
-# unapproved one. The v9 "reviewing" revocation is enforced through the review's
-# tree binding instead: any change after it makes the review stale.
+# unapproved one, nor a paused one whose Repair Resume waits for its approval (it is still
+# paused). The v9 "reviewing" revocation is enforced through the review's tree binding
+# instead: any change after it makes the review stale. A plan awaiting an amendment's
+# approval keeps the authority of the state the amendment was written in (`Lifecycle.before`).
 NO_AUTHORITY = frozenset(
     {
         PlanState.PLANNING,
+        PlanState.AWAITING_RESUME,
         PlanState.PAUSED_NO_PROGRESS,
         PlanState.PAUSED_BLOCKED,
         PlanState.COMPLETED,
@@ -78,6 +81,9 @@ class Lifecycle:
     repair_budget: int
     next_step: str
     findings: tuple[Finding, ...]
+    # While an artifact awaits its approval: the state it was written in (an amendment of a
+    # paused plan does not lift the pause before its approval).
+    before: PlanState | None = None
     # What `harness-gate pause` and `resume` bind (commands/pause.py): the rule that paused
     # the plan ("HG401" for a BLOCKED review), whether its Pause Report is written, the
     # latest review and the latest Pause Report (file names in the folder).
@@ -88,7 +94,8 @@ class Lifecycle:
 
     @property
     def grants_writes(self) -> bool:
-        return self.state not in NO_AUTHORITY and self.policy is not None and not any(f.blocks for f in self.findings)
+        state = self.before if self.state is PlanState.AWAITING_AMENDMENT and self.before is not None else self.state
+        return state not in NO_AUTHORITY and self.policy is not None and not any(f.blocks for f in self.findings)
 
 
 class _Replay:
@@ -105,6 +112,7 @@ class _Replay:
         self.pause_reason = ""  # rule code of the circuit breaker that demands a pause
         self.pause_reported = False
         self.pending: NumberedArtifact | None = None  # an amendment or resume awaiting approval
+        self.before: PlanState | None = None  # the state the pending artifact was written in
         self.plan = plan
         self.policy = Policy(
             plan.value("Write Boundary"),
@@ -143,6 +151,14 @@ class _Replay:
         elif binding.get("amendment_sha256", self.amendment_sha) != self.amendment_sha:
             self.add("HG410", entry, "bound to another amendment than the current accepted one", line)
 
+    def wait_for(self, entry: NumberedArtifact, state: PlanState) -> None:
+        """`entry` awaits its approval; the state before the first such artifact is kept
+        (an amendment written while a resume waits is judged from the pause)."""
+        if self.before is None:
+            self.before = self.state
+        self.pending = entry
+        self.state = state
+
     def pause_needed(self, code: str, state: PlanState) -> None:
         self.pause_reason = code
         self.pause_reported = False
@@ -171,6 +187,8 @@ class _Replay:
                 continue
             self.pending = None
             HANDLERS[entry.slug](self, entry, art)
+            if self.pending is None:
+                self.before = None
 
     def blocked_by_pause(self, entry: NumberedArtifact) -> bool:
         if self.state in PAUSED:
@@ -308,8 +326,7 @@ class _Replay:
             return
         status = self.approval(entry, art)
         if status is not approvals_mod.Status.APPROVED:
-            self.pending = entry
-            self.state = PlanState.AWAITING_RESUME
+            self.wait_for(entry, PlanState.AWAITING_RESUME)
             return
         self.budget += v["Additional Budget"]["rounds"]
         self.pause_reason = ""
@@ -322,8 +339,7 @@ class _Replay:
             self.add("HG406", entry, "no declared delta is material", lines["Deltas"])
         status = self.approval(entry, art)
         if status is not approvals_mod.Status.APPROVED:
-            self.pending = entry
-            self.state = PlanState.AWAITING_AMENDMENT
+            self.wait_for(entry, PlanState.AWAITING_AMENDMENT)
             return
         self.amendment_sha = art.sha256
         self.policy = Policy(v["Write Boundary"], v["Unmodeled Commands"], v["Verification Strategy"], entry.path)
@@ -426,6 +442,7 @@ def _replay(folder: PlanFolder) -> Lifecycle:
         r.budget,
         r.next_step(),
         tuple(r.findings),
+        r.before if r.pending is not None else None,
         pause_reason=r.pause_reason,
         pause_reported=r.pause_reported,
         last_review=r.last_review.name if r.last_review else None,

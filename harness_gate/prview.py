@@ -16,7 +16,7 @@ from typing import Any
 
 from harness_gate import artifacts_tree, freshness, git, lifecycle, plans
 from harness_gate.findings import Finding
-from harness_gate.report import Report, clean, ordered, safe
+from harness_gate.report import REPORT_ONLY, Report, bounded, clean, ordered, safe
 
 UNSIGNED = "unsigned records count (require_signed_approvals is off)"
 NOT_CHECKED = "signatures not checked here (`check` verifies them)"
@@ -24,8 +24,11 @@ NOT_CHECKED = "signatures not checked here (`check` verifies them)"
 COMMITS_SHOWN = 200
 # Findings shown in a comment's table: a pull request comment holds 65,536 characters;
 # past this many, the rest are counted (the JSON report has them all). The step summary
-# lists every one: the annotations' notice sends the reader there for them.
+# lists every one that fits in GitHub's 1 MiB (github.py): the annotations' notice sends
+# the reader there for them.
 FINDINGS_SHOWN = 100
+# A plan's write boundary as a reader sees it: the first patterns, then a count.
+PATTERNS_SHOWN = 50
 
 # Markdown and HTML punctuation, written as character references: the text shows as it is
 # and none of it is markup: no tag, table cell, link or image (`[`, `]`), emphasis, code,
@@ -235,7 +238,10 @@ def plan_markdown(p: Mapping[str, Any]) -> list[str]:
     out = [f"### Plan {code(p['id'])} ({text(p['state'])})", ""]
     objective = p.get("objective")
     out += [f"**Objective**: {text(objective) if objective else '(does not parse)'}", ""]
-    boundary = ", ".join(code(b) for b in p["boundary"]) or "none"
+    patterns = p["boundary"]
+    boundary = ", ".join(code(bounded(b)) for b in patterns[:PATTERNS_SHOWN]) or "none"
+    if len(patterns) > PATTERNS_SHOWN:
+        boundary += f" and {len(patterns) - PATTERNS_SHOWN} more"
     out += [f"**Write boundary**: {boundary}", ""]
     out += [f"**Approval**: {_approval(p.get('approval'))}", ""]
     amended = p.get("amendment")
@@ -333,7 +339,10 @@ def findings_markdown(findings: Sequence[Finding], shown: int | None = FINDINGS_
            "| code | path | line | message | how to fix |", "|---|---|---|---|---|"]  # fmt: skip
     rows = ordered(tuple(findings))[:shown]
     for f in rows:
-        out.append(f"| {text(f.code)} | {code(f.path)} | {f.line or ''} | {prose(f.message)} | {prose(f.hint)} |")
+        out.append(
+            f"| {text(f.code)} | {code(bounded(f.path))} | {f.line or ''} | {prose(bounded(f.message))} "
+            f"| {prose(bounded(f.hint))} |"
+        )
     if len(findings) > len(rows):
         out.append(f"| | | | {len(findings) - len(rows)} more: the JSON report lists every finding | |")
     return [*out, "", "</details>", ""]
@@ -346,9 +355,11 @@ def render(report: Report, *, title: str | None = None, shown: int | None = FIND
     commits, the report's lines where no plan is shown, the findings."""
     # `status --base` reports what check would say as warnings: its headline is that verdict.
     result = str(report.data.get("check_result") or report.result)
-    icon = {"pass": "✅", "blocked": "❌", "error": "⚠️"}.get(result, "⚠️")
+    icon = {"pass": "✅", "blocked": "❌", "would-block": "🟡", "error": "⚠️"}.get(result, "⚠️")
     name = title or f"harness-gate {text(report.command)}"
-    lines = [f"## {icon} {name}: {text(result)}", "", header(report), ""]
+    lines = [f"## {icon} {name}: {text(result.replace('-', ' '))}", "", header(report), ""]
+    if report.would_block:
+        lines += [f"**Would block**: {text(REPORT_ONLY)}; the findings below are what the gate would block.", ""]
     if report.error is not None:
         lines += [f"**{text(report.error.code)}**: {text(report.error.message)}", "", text(report.error.hint), ""]
     lines += body(report)

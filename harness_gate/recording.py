@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_gate import artifacts_tree, evidence, fingerprints, fsutil, plans, runner
+from harness_gate import artifacts_tree, evidence, fingerprints, fsutil, git, plans, runner
 from harness_gate.config import Config
 from harness_gate.errors import Refused
 from harness_gate.findings import Finding, finding
@@ -21,12 +21,19 @@ def run_and_record(
     timeout: float,
     plan_sha256: str,
     policy: str,
+    inputs: fingerprints.Inputs | None = None,
 ) -> tuple[str, evidence.Record, str, str]:
     """The tree it ran on, the record appended, what it changed ("" if nothing) and the
-    command's own status (PASS even when changing the tree made the record a FAIL)."""
-    before = fingerprints.fingerprint_worktree(root, cfg)
+    command's own status (PASS even when changing the tree made the record a FAIL).
+    `inputs`: the untracked outputs there before `verify` ran, which count as inputs
+    unless a command writes them."""
+    kept = inputs.unwritten() if inputs is not None else []
+    before = fingerprints.fingerprint_worktree(root, cfg, kept)
     outcome = runner.run(command, shell=shell, timeout=timeout, cwd=root)
-    after = fingerprints.fingerprint_worktree(root, cfg)
+    still = inputs.unwritten() if inputs is not None else []
+    # What this command wrote among them is its output: left out of the tree it ran on.
+    before = git.tree_without_paths(root, before, sorted(set(kept) - set(still)))
+    after = fingerprints.fingerprint_worktree(root, cfg, still)
     status, output = outcome.status, outcome.output
     changed = ""
     if after != before:

@@ -9,8 +9,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
+from harness_gate import rule_links
 from harness_gate.errors import HarnessGateError
-from harness_gate.findings import RULES, Finding, Severity, rule_url
+from harness_gate.findings import RULES, Finding, Severity
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -29,18 +30,32 @@ class Report:
     error: HarnessGateError | None = None
     lines: tuple[str, ...] = ()  # human-readable lines shown before findings (text only)
     exit_override: int | None = None  # for commands whose verdict is not a finding (explain)
+    # Roll-out (`report_only` in the trusted configuration): blocking findings are reported
+    # as "would block" and exit 0. An error still exits 2: nothing was judged.
+    report_only: bool = False
 
     @property
     def exit_code(self) -> int:
         if self.error is not None:
             return 2
         if any(f.blocks for f in self.findings):
-            return 1
+            return 0 if self.report_only else 1
         return self.exit_override or 0
 
     @property
     def result(self) -> str:
+        if self.would_block:
+            return WOULD_BLOCK
         return {0: "pass", 1: "blocked", 2: "error"}[self.exit_code]
+
+    @property
+    def would_block(self) -> bool:
+        """Blocking findings let through by report-only mode."""
+        return self.report_only and self.error is None and any(f.blocks for f in self.findings)
+
+
+WOULD_BLOCK = "would-block"
+REPORT_ONLY = 'report-only mode: nothing is blocked (docs/config.md, "Report-only mode")'
 
 
 def inactive(command: str) -> Report:
@@ -79,7 +94,7 @@ def error_location(error: HarnessGateError) -> tuple[str | None, int | None]:
     return found.group(1), int(found.group(2)) if found.group(2) else None
 
 
-def finding_json(f: Finding) -> dict[str, Any]:
+def finding_json(f: Finding, links: rule_links.RuleLinks) -> dict[str, Any]:
     return {
         "code": f.code,
         "title": RULES[f.code].title if f.code in RULES else None,
@@ -89,17 +104,18 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "commit": f.commit,
         "message": f.message,
         "hint": f.hint,
-        "rule_url": rule_url(f.code),
+        "rule_url": links.rule_url(f.code),  # null when this run knows no page (rule_links)
     }
 
 
 def to_json(report: Report) -> dict[str, Any]:
+    links = rule_links.resolve()
     doc: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "command": report.command,
         "result": report.result,
         "exit_code": report.exit_code,
-        "findings": [finding_json(f) for f in ordered(report.findings)],
+        "findings": [finding_json(f, links) for f in ordered(report.findings)],
         "data": dict(report.data),
     }
     if report.error is not None:
@@ -110,7 +126,7 @@ def to_json(report: Report) -> dict[str, Any]:
             "hint": report.error.hint,
             "path": path,
             "line": line,
-            "rule_url": rule_url(report.error.code),
+            "rule_url": links.rule_url(report.error.code),
         }
     return doc
 
@@ -131,21 +147,43 @@ def use_color(stream: TextIO) -> bool:
     return stream.isatty()
 
 
+# Bounds on what one finding puts before a reader (docs/report.md, "Output size"): a
+# message or hint past MESSAGE_CHARS is cut with a count of what was cut; the text report
+# shows TEXT_SHOWN findings of each rule, then how many more (the JSON report has them all).
+MESSAGE_CHARS = 2000
+TEXT_SHOWN = 20
+
+
+def bounded(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how many were left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
 def write_text(report: Report, stream: TextIO, *, color: bool) -> None:
     paint = _color(color)
     for line in report.lines:
         stream.write(safe(line, keep_newlines=True) + "\n")
-    group = ""
+    counts: dict[str, int] = {}
+    for f in report.findings:
+        counts[f.code] = counts.get(f.code, 0) + 1
+    group, shown = "", 0
     for f in ordered(report.findings):
         if f.code != group:
-            group = f.code
-            count = sum(1 for g in report.findings if g.code == f.code)
+            group, shown = f.code, 0
             title = RULES[f.code].title if f.code in RULES else ""
-            stream.write(paint(f"{f.code} {title} ({count})", "bold") + "\n")
-            stream.write(f"    hint: {safe(f.hint)}\n")
+            stream.write(paint(f"{f.code} {title} ({counts[f.code]})", "bold") + "\n")
+            stream.write(f"    hint: {safe(bounded(f.hint))}\n")
+        shown += 1
+        if shown > TEXT_SHOWN:
+            if shown == TEXT_SHOWN + 1:
+                more = counts[f.code] - TEXT_SHOWN
+                stream.write(f"  ... and {more} more {f.code} (--format json lists every finding)\n")
+            continue
         where = f"{f.path}:{f.line}" if f.line else f.path
         tag = paint(f.code, "red" if f.blocks else "yellow")
-        stream.write(f"  {safe(where)}: {tag} {safe(f.message)}\n")
+        stream.write(f"  {safe(bounded(where))}: {tag} {safe(bounded(f.message))}\n")
     if report.error is not None:
         stream.write(f"{paint('error', 'red')} {report.error.code}: {safe(report.error.message)}\n")
         if report.error.hint:
@@ -154,8 +192,13 @@ def write_text(report: Report, stream: TextIO, *, color: bool) -> None:
         report.command in ("lint", "check") or any(f.blocks for f in report.findings)
     ):
         n = sum(f.blocks for f in report.findings)
-        verdict = paint("blocked", "red") if n else paint("passed", "green")
-        stream.write(f"harness-gate {report.command}: {verdict} ({n} blocking finding{'s' * (n != 1)})\n")
+        if report.would_block:
+            verdict = paint("would block", "yellow")
+            what = f"{n} finding{'s' * (n != 1)} that would block; {REPORT_ONLY}"
+        else:
+            verdict = paint("blocked", "red") if n else paint("passed", "green")
+            what = f"{n} blocking finding{'s' * (n != 1)}"
+        stream.write(f"harness-gate {report.command}: {verdict} ({what})\n")
 
 
 def safe(text: str, *, keep_newlines: bool = False) -> str:

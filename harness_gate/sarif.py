@@ -15,10 +15,10 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, TextIO
 
-from harness_gate import __version__
+from harness_gate import __version__, rule_links
 from harness_gate.artifacts_tree import CONFIG_PATHS
-from harness_gate.findings import PROJECT_URL, RULES, Finding, Severity, rule_url
-from harness_gate.report import Report, clean, error_location, ordered
+from harness_gate.findings import FAMILIES, RULES, Finding, Rule, Severity
+from harness_gate.report import Report, bounded, clean, error_location, ordered
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -41,10 +41,39 @@ _TAGS = {
     "HG6": "harness-format",
     "HG9": "environment",
 }
+# The rules whose finding is a security problem, not only a process one, with GitHub code
+# scanning's `security-severity` (0-10: 9.0 and over critical, 7.0 high, 4.0 medium): an
+# attempt to write what only a reviewed change may (protected paths: the configuration,
+# CI, hooks), a link out of the checkout, an approval or review that was forged, copied,
+# replayed or rewritten, and trust anchors changed without a trusted signature. The one
+# list: docs/report.md names the same codes (tests/test_sarif.py).
+SECURITY_SEVERITY = {
+    "HG102": "8.0",  # a protected path (the gate's configuration, .github/, hooks) written
+    "HG103": "5.0",  # control characters: names that read as something else in a terminal
+    "HG104": "8.0",  # a symlink out of the repository or the boundary
+    "HG105": "6.0",  # a submodule: another repository's code pulled in unreviewed
+    "HG106": "8.0",  # a protected path by another spelling
+    "HG202": "7.0",  # a change under no approval at all
+    "HG204": "8.0",  # an approval record not written by `approve`: forged or edited
+    "HG210": "8.0",  # approved bytes changed after the approval
+    "HG211": "8.0",  # the approval or evidence log rewritten
+    "HG213": "8.0",  # an approval copied from another plan
+    "HG214": "8.0",  # an approval copied from another repository
+    "HG215": "8.0",  # an approval replayed
+    "HG216": "8.0",  # an approval rolled back
+    "HG217": "9.0",  # an approval not signed by an allowed signer
+    "HG218": "9.0",  # a review not signed by an allowed signer
+    "HG219": "7.0",  # the code's author reviewed it
+    "HG221": "9.5",  # the trust anchors changed without a trusted signature
+}
 _INDEX = {code: i for i, code in enumerate(RULES)}
 # GitHub code scanning rejects a whole run with more results than this: the most important
 # are kept (the report's order) and a notification counts the rest.
 MAX_RESULTS = 25_000
+# Code scanning refuses a SARIF file over 10 MB (gzipped; this bound holds uncompressed, so
+# any upload passes): results past it are left out like those past MAX_RESULTS.
+MAX_BYTES = 10_000_000
+_RUN_BYTES = 200_000  # the driver's rules, the invocation and the log's frame, with room
 
 # What varies between runs of the same problem, normalised out of the fingerprint:
 # the range prefix (the commit is a property), object ids and hashes, times, durations,
@@ -84,25 +113,50 @@ def rule_name(title: str) -> str:
     return "".join(w[:1].upper() + w[1:] for w in re.findall(r"[A-Za-z0-9]+", title))
 
 
-def _rules() -> list[dict[str, Any]]:
+def rule_help(code: str, rule: Rule, links: rule_links.RuleLinks) -> dict[str, str]:
+    """The rule's entry of docs/rules.md (its family, meaning and fix: that page is
+    rendered from the same catalogue), as text and as Markdown."""
+    family = FAMILIES[code[:3]]
+    security = " A security rule: code scanning lists it under security." if code in SECURITY_SEVERITY else ""
+    text = f"{code}: {rule.title} ({code[:3]}xx, {family}).\n\nHow to fix: {rule.hint}{security}"
+    markdown = f"**{code}: {rule.title}** ({code[:3]}xx, {family})\n\n**How to fix:** {rule.hint}"
+    if security:
+        markdown += f"\n\n{security.strip()}"
+    url = links.rule_url(code)
+    if url is not None:
+        markdown += f"\n\n[{code} in the rule reference]({url})"
+    return {"text": text, "markdown": markdown}
+
+
+def _rules(links: rule_links.RuleLinks) -> list[dict[str, Any]]:
     out = []
     for code, rule in RULES.items():
         level = "warning" if code in _WARNING_RULES else "error"
         title = rule.title[:1].upper() + rule.title[1:]
-        out.append({
+        tags = ["harness-gate", _TAGS.get(code[:3], "other")]
+        properties: dict[str, Any] = {
+            "tags": tags,
+            "precision": "very-high",  # every rule is an exact check of committed facts, not a heuristic
+            "problem.severity": level,
+        }
+        if code in SECURITY_SEVERITY:
+            tags.append("security")
+            properties["security-severity"] = SECURITY_SEVERITY[code]
+        entry: dict[str, Any] = {
             "id": code,
             "name": rule_name(rule.title),
             "shortDescription": {"text": title},
             "fullDescription": {"text": f"{title} ({code}). {rule.hint}"},
-            "helpUri": rule_url(code),
-            "help": {"text": rule.hint, "markdown": f"{rule.hint}\n\n[{code} in docs/rules.md]({rule_url(code)})"},
+        }
+        url = links.rule_url(code)
+        if url is not None:  # no page known: no link rather than a dead one (rule_links)
+            entry["helpUri"] = url
+        entry.update({
+            "help": rule_help(code, rule, links),
             "defaultConfiguration": {"level": level},
-            "properties": {
-                "tags": ["harness-gate", _TAGS.get(code[:3], "other")],
-                "precision": "very-high",  # every rule is an exact check of committed facts, not a heuristic
-                "problem.severity": level,
-            },
+            "properties": properties,
         })  # fmt: skip
+        out.append(entry)
     return out
 
 
@@ -132,7 +186,7 @@ def _result(f: Finding, fallback: str, seen: dict[str, int]) -> dict[str, Any]:
         result["ruleIndex"] = _INDEX[f.code]
     result.update({
         "level": _LEVEL[f.severity],
-        "message": {"text": f"{f.message} — {f.hint}" if f.hint else f.message},
+        "message": {"text": bounded(f"{f.message} — {f.hint}" if f.hint else f.message)},
         "locations": [_location(path, f.line)],
         "partialFingerprints": {FINGERPRINT: value, GITHUB_FINGERPRINT: value},
     })  # fmt: skip
@@ -157,14 +211,24 @@ def to_sarif(report: Report, *, root: Path | None = None) -> dict[str, Any]:
     fallback = fallback_path(root)
     findings = ordered(report.findings)
     room = MAX_RESULTS - (report.error is not None)
-    results = [_result(f, fallback, seen) for f in findings[:room]]
+    results: list[dict[str, Any]] = []
+    size = _RUN_BYTES
+    for f in findings[:room]:
+        result = _result(f, fallback, seen)
+        # As `write` prints it, indented three levels deeper (each line), and cleaned.
+        text = json.dumps(clean(result), indent=2, ensure_ascii=False)
+        size += len(text.encode("utf-8")) + 8 * (text.count("\n") + 1)
+        if size > MAX_BYTES:
+            break
+        results.append(result)
     invocation: dict[str, Any] = {"executionSuccessful": report.error is None, "exitCode": report.exit_code}
     notifications: list[dict[str, Any]] = []
-    if len(findings) > room:
-        left = len(findings) - room
+    if len(findings) > len(results):
+        left = len(findings) - len(results)
         notifications.append({"level": "warning", "message": {"text": (
             f"{left} more finding{'s' * (left != 1)} left out: code scanning rejects a run with more than "
-            f"{MAX_RESULTS} results; the JSON report (--format json) lists every finding"
+            f"{MAX_RESULTS} results or a file over {MAX_BYTES // 1_000_000} MB; the JSON report "
+            "(--format json) lists every finding"
         )}})  # fmt: skip
     if report.error is not None:
         error = report.error
@@ -178,15 +242,13 @@ def to_sarif(report: Report, *, root: Path | None = None) -> dict[str, Any]:
         notifications.insert(0, notification)
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
+    links = rule_links.resolve()
+    driver: dict[str, Any] = {"name": "harness-gate", "version": __version__}
+    if links.home is not None:
+        driver["informationUri"] = links.home
+    driver["rules"] = _rules(links)
     run: dict[str, Any] = {
-        "tool": {
-            "driver": {
-                "name": "harness-gate",
-                "version": __version__,
-                "informationUri": PROJECT_URL,
-                "rules": _rules(),
-            }
-        },
+        "tool": {"driver": driver},
         "originalUriBaseIds": {SRCROOT: {"description": {"text": "The root of the repository's work tree."}}},
         "invocations": [invocation],
         "results": results,

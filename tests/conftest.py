@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from harness_gate.commands.approve import AGENT_MARKERS
 from tests.adversarial.util import setup_gated
 from tests.github_runner import action_venv, runner_temp  # noqa: F401  (fixtures for every test module)
 from tests.helpers import Repo, from_template
@@ -30,8 +31,13 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     home = tmp_path_factory.mktemp("home")
     template = tmp_path_factory.mktemp("template")
     for name in list(os.environ):
-        # CLAUDE_PROJECT_DIR: a suite run inside Claude Code must not guard that project.
-        if name.startswith(("GIT_", "PRE_COMMIT")) or name in ("NO_COLOR", "GITHUB_ACTIONS", "CLAUDE_PROJECT_DIR"):
+        # CLAUDE_PROJECT_DIR: a suite run inside Claude Code must not guard that project; the
+        # agents' markers: `approve` refuses under them (HG908).
+        # HARNESS_GATE_RULES_URL, HG_ACTION_*: where rule links point (rule_links), set per test.
+        if name.startswith(("GIT_", "PRE_COMMIT", "HG_ACTION_")) or name in (
+            "NO_COLOR", "GITHUB_ACTIONS", "CLAUDE_PROJECT_DIR", "HARNESS_GATE_RULES_URL", "HG_SERVER_URL",
+            *AGENT_MARKERS,
+        ):  # fmt: skip
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))

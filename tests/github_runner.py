@@ -79,8 +79,17 @@ def runs_on(step: dict[str, Any], runner_os: str) -> bool:
 
 
 def run_action(
-    repo: Path, runner_temp: Path, event: str, payload: dict[str, Any], runner_os: str = RUNNER_OS, **inputs: str
+    repo: Path,
+    runner_temp: Path,
+    event: str,
+    payload: dict[str, Any],
+    runner_os: str = RUNNER_OS,
+    github: dict[str, str] | None = None,
+    **inputs: str,
 ) -> Outcome:
+    """`github`: the `github` context's values the action reads (`action_repository`,
+    `action_ref`, `server_url`); by default those of `uses: ./`, which has no repository
+    or ref."""
     work = runner_temp / f"step-{os.urandom(4).hex()}"
     work.mkdir()
     event_path = work / "event.json"
@@ -91,6 +100,7 @@ def run_action(
     values = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
     values.update({k.replace("_", "-"): v for k, v in inputs.items()})
     outputs: dict[str, str] = {}
+    context = {"action_repository": "", "action_ref": "", "server_url": "https://github.com", **(github or {})}
 
     def evaluate(text: str) -> str:
         def one(m: re.Match[str]) -> str:
@@ -99,6 +109,8 @@ def run_action(
                 return values[expr[len("inputs.") :]]
             if expr == "github.action_path":
                 return str(PROJECT)
+            if expr in ("github.action_repository", "github.action_ref", "github.server_url"):
+                return context[expr[len("github.") :]]
             if expr.startswith("steps."):
                 return ""
             raise AssertionError(f"unexpected expression {expr}")

@@ -90,6 +90,28 @@ def test_boundary_violation(project: Repo, runner_temp: Path) -> None:
     assert doc["result"] == "blocked"
 
 
+def test_rule_links_point_at_the_actions_own_repository_and_ref(project: Repo, runner_temp: Path) -> None:
+    """`uses: acme/harness-gate@<sha>`: the runner's context, passed through action.yml's
+    env (a composite action's steps see GITHUB_ACTION_REPOSITORY empty); `uses: ./`: none
+    of it, and the installed package decides, never a placeholder."""
+    reopen(project)
+    project.write("other.py", "x\n")
+    project.git("add", "-A")
+    project.git("commit", "-qm", "outside", "--no-verify")
+    ref = "0123456789abcdef0123456789abcdef01234567"
+    context = {"action_repository": "acme/harness-gate", "action_ref": ref, "server_url": "https://github.com"}
+    out = run_action(project.path, runner_temp, "pull_request", pr(project), github=context, sarif="true")
+    assert out.code == 1, out.stdout
+    doc = json.loads(Path(out.outputs["report-path"]).read_text())
+    [finding] = [f for f in doc["findings"] if f["code"] == "HG101"]
+    assert finding["rule_url"] == f"https://github.com/acme/harness-gate/blob/{ref}/docs/rules.md#hg101"
+    log = json.loads(Path(out.outputs["sarif-path"]).read_text())
+    assert log["runs"][0]["tool"]["driver"]["informationUri"] == "https://github.com/acme/harness-gate"
+    local = run_action(project.path, runner_temp, "pull_request", pr(project), sarif="true")
+    for path in (local.outputs["report-path"], local.outputs["sarif-path"]):
+        assert "OWNER" not in Path(path).read_text().replace("CODEOWNERS", "")
+
+
 def test_stale_evidence(project: Repo, runner_temp: Path) -> None:
     project.write("src/a.py", "a = 2\n")
     project.git("add", "-A")

@@ -317,6 +317,36 @@ def test_shell_is_allowed_and_asks_when_it_names_a_protected_path(gated: Repo) -
     assert decision(gated, "Bash", {"command": "echo {} > .claude/settings.json"}, "codex") == ("allow", "")
 
 
+@pytest.mark.parametrize("runtime", ["claude", "codex"])
+@pytest.mark.parametrize(
+    "command",
+    ["printf 'y\\n' | harness-gate approve", "harness-gate plan amend --add-boundary 'x/**' && harness-gate approve",
+     "echo y | python -m harness_gate approve --plan p1", "yes | /usr/bin/harness-gate approve"],
+)  # fmt: skip
+def test_a_shell_approve_is_denied(gated: Repo, runtime: str, command: str) -> None:
+    verdict, reason = decision(gated, "Bash", {"command": command}, runtime)
+    assert verdict == "deny"
+    assert "human" in reason
+
+
+BYPASSES = (
+    "git commit --no-verify -m x", "git commit -n -m x", "git -c core.hooksPath=/dev/null commit -m x",
+    "SKIP=harness-gate git commit -m x", "git commit-tree $(git write-tree) -p HEAD -m x",
+    "git update-ref HEAD abc", "c=$(git hash-object -w f); git update-index --add --cacheinfo 100644,$c,f",
+    "git symbolic-ref HEAD refs/heads/x",
+)  # fmt: skip
+
+
+@pytest.mark.slow
+def test_ways_round_the_commit_gate_are_asked_in_claude_and_denied_in_codex(gated: Repo) -> None:
+    for command in BYPASSES:
+        assert decision(gated, "Bash", {"command": command})[0] == "ask", command
+        verdict, reason = decision(gated, "Bash", {"command": command}, "codex")
+        assert verdict == "deny" and "commit gate" in reason, command
+    for command in ("git commit -m x", "git log --format=%T", "git status", "git diff --name-only"):
+        assert decision(gated, "Bash", {"command": command}, "codex")[0] == "allow", command
+
+
 # -- which plan governs -------------------------------------------------------------------------------
 
 
@@ -396,8 +426,70 @@ def test_stop_blocks_once_on_changes_the_gate_would_refuse(gated: Repo) -> None:
     assert out["decision"] == "block"
     assert "other.py" in out["reason"] and "src/a.py" not in out["reason"]
     assert hook(gated, {**stop, "stop_hook_active": True})[:2] == (0, None)  # never twice
-    sub = {**stop, "hook_event_name": "SubagentStop"}
+    sub = {**stop, "hook_event_name": "SubagentStop", "session_id": "other"}
     assert hook(gated, sub, "codex")[1]["decision"] == "block"
+
+
+def plumbing_commit(repo: Repo, rel: str, text: str) -> None:
+    """A commit made as an agent's shell can make one without `git commit` and its hooks:
+    `git commit-tree` on the index's tree, then `git update-ref HEAD`. The tree is left clean."""
+    repo.write(rel, text)
+    repo.git("add", rel)
+    tree = repo.git("write-tree").decode().strip()
+    head = repo.git("rev-parse", "HEAD").decode().strip()
+    new = repo.git("commit-tree", tree, "-p", head, "-m", "sneaked in").decode().strip()
+    repo.git("update-ref", "HEAD", new)
+    assert repo.git("status", "--porcelain") == b""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("runtime", ["claude", "codex"])
+def test_stop_judges_the_commits_made_in_the_session(gated: Repo, runtime: str) -> None:
+    """The session's first hook call records HEAD; Stop judges start..HEAD as `check
+    --range` does, so a commit made past the commit gate is reported though the tree is clean."""
+    assert decision(gated, "Bash", {"command": "git status"}, runtime)[0] == "allow"  # session s1 begins
+    plumbing_commit(gated, "other.py", "x = 9\n")
+    stop = stop_payload(gated, session_id="s1")
+    _code, out, _ = hook(gated, stop, runtime)
+    assert out is not None and out["decision"] == "block"
+    assert "`other.py`" in out["reason"] and "HG101" in out["reason"] and "commits made since" in out["reason"]
+    # A session that began after that commit does not judge it again.
+    assert hook(gated, stop_payload(gated, session_id="s2"), runtime)[1] is None
+
+
+@pytest.mark.slow
+def test_stop_blocks_again_when_the_findings_change_and_never_twice_for_the_same(gated: Repo) -> None:
+    stop = stop_payload(gated, session_id="s")
+    assert hook(gated, stop)[1] is None
+    gated.write("other.py", "x = 2\n")
+    first = hook(gated, stop)[1]
+    assert first["decision"] == "block" and "other.py" in first["reason"]
+    again = {**stop, "stop_hook_active": True}
+    assert hook(gated, again)[1] is None  # the same set: never twice
+    assert hook(gated, stop)[1] is None  # not in a later turn either
+    gated.write("secret/x", "changed\n")  # a second violation after the first block
+    second = hook(gated, again)[1]
+    assert second is not None and second["decision"] == "block" and "secret/x" in second["reason"]
+    assert hook(gated, again)[1] is None
+    gated.git("checkout", "--", "other.py", "secret/x")
+    assert hook(gated, again)[1] is None  # fixed: nothing to say, and the set is forgotten
+    gated.write("other.py", "x = 2\n")
+    assert hook(gated, again)[1]["decision"] == "block"
+
+
+@pytest.mark.slow
+def test_stop_blocks_a_bounded_number_of_times_a_session(gated: Repo) -> None:
+    """Against a loop of ever-new violations (a runtime that re-runs the agent on every
+    block): at most MAX_BLOCKS blocks a session."""
+    from harness_gate import agent_session
+
+    stop = stop_payload(gated, True, session_id="s")
+    blocks = 0
+    for i in range(agent_session.MAX_BLOCKS + 2):
+        gated.write(f"out{i}.py", "x\n")
+        out = hook(gated, stop)[1]
+        blocks += out is not None
+    assert blocks == agent_session.MAX_BLOCKS
 
 
 def test_stop_names_a_staged_new_file_an_addition(gated: Repo) -> None:
@@ -562,6 +654,51 @@ def test_a_cwd_in_another_repository_does_not_switch_the_gate_off(wide: Repo, tm
 )
 def test_a_shell_patch_that_is_not_alone_is_denied(gated: Repo, command: list[str]) -> None:
     assert decision(gated, "shell", {"command": command}, "codex")[0] == "deny"
+
+
+INSIDE = patch("*** Add File: src/x.py", "+x")
+EARLY_END = patch("*** Add File: src/x.py", "+x", "*** End Patch", "*** Add File: .harness-gate.toml", "+evil")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["bash", "-lc", f"apply_patch <<'EOF'\n{INSIDE}EOF\ntouch .harness-gate.toml"],
+        ["bash", "-lc", f"apply_patch <<'EOF'\n{INSIDE}EOF\n\n  rm -rf src\n"],
+        ["bash", "-lc", f"apply_patch <<'EOF'\n{INSIDE}EOF\ntouch x\nEOF\n"],
+        ["apply_patch", EARLY_END],
+        ["bash", "-lc", f"apply_patch <<'EOF'\n{EARLY_END}EOF\n"],
+        ["bash", "-lc", f"apply_patch <<EOF\n{patch('*** Add File: src/x.py', '+$(touch .harness-gate.toml)')}EOF\n"],
+        ["bash", "-lc", f"apply_patch <<'EOF'\n{INSIDE}"],
+        ["apply_patch", INSIDE, "extra"],
+        ["python3", "-c", f"import os; os.system('apply_patch <<EOF\\n{INSIDE}EOF')"],
+    ],
+    ids=["command-after-newline", "command-after-blank-line", "second-delimiter", "early-end", "early-end-heredoc",
+         "unquoted-expansion", "no-end-line", "extra-word", "another-program"],
+)  # fmt: skip
+def test_a_shell_patch_is_judged_whole_or_denied(gated: Repo, command: list[str]) -> None:
+    """Every part the runtime would act on is judged: a command on a line after the patch,
+    what follows an early `*** End Patch`, what the shell would expand in the here-document."""
+    assert decision(gated, "shell", {"command": command}, "codex")[0] == "deny"
+    assert (
+        decision(gated, "Bash", {"command": command[-1] if command[0] == "bash" else " ".join(command)}, "codex")[0]
+        == "deny"
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["apply_patch", INSIDE],
+        ["bash", "-lc", f"apply_patch <<'EOF'\n{INSIDE}EOF\n"],
+        ["bash", "-lc", f"apply_patch <<\"PATCH\"\n{INSIDE}PATCH"],
+        ["bash", "-lc", "apply_patch <<-'EOF'\n" + "".join(f"\t{line}\n" for line in INSIDE.splitlines()) + "\tEOF\n"],
+        ["bash", "-lc", f"apply_patch '{INSIDE}'"],
+    ],
+    ids=["argument", "heredoc", "double-quoted-delimiter", "tab-stripped", "single-quoted"],
+)  # fmt: skip
+def test_a_shell_patch_alone_is_judged_as_the_patch(gated: Repo, command: list[str]) -> None:
+    assert decision(gated, "shell", {"command": command}, "codex")[0] == "allow"
 
 
 def test_a_shell_patch_in_another_workdir_is_denied(gated: Repo) -> None:

@@ -186,3 +186,24 @@ def test_amendment_the_lifecycle_rejects_is_not_put_to_the_approver(repo: Repo) 
     assert "HG406" in res.output
     assert "Proceed with" not in res.output
     assert len(repo.read(f"{folder}/approvals.jsonl").splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("CLAUDECODE", "1"), ("CLAUDE_CODE_ENTRYPOINT", "sdk-cli"), ("CODEX_THREAD_ID", "t1"),
+     ("CODEX_SANDBOX_NETWORK_DISABLED", "1"), ("CODEX_SANDBOX", "seatbelt"), ("GEMINI_CLI", "1"), ("AI_AGENT", "x")],
+)  # fmt: skip
+def test_approve_refuses_inside_a_coding_agent(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    """An agent that ran `plan amend` pipes its own `y` to `approve` through its shell tool:
+    the runtime's marker in the tool's environment refuses it, before anything is read."""
+    folder = repo.new_plan()
+    monkeypatch.setenv(name, value)
+    res = repo.cli("approve", input=b"y\n")
+    assert res.exit_code == 2, res.output
+    assert "HG908" in res.output and name in res.output
+    assert "Proceed" not in res.output
+    assert not (repo.path / folder / "approvals.jsonl").exists()
+    monkeypatch.setenv(name, "")  # set but empty: no marker
+    assert repo.cli("approve", input=b"y\n").exit_code == 0

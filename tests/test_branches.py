@@ -289,3 +289,62 @@ def test_a_base_branch_that_names_nothing_is_said_plainly(adopted: Repo) -> None
     assert doc["error"]["code"] == "HG902" and "base_branch `develop` names no commit" in doc["error"]["message"]
     adopted.git("branch", "develop")
     assert adopted.cli("check", "--staged").exit_code == 0
+
+
+# A developer's settings that reshape `git diff` output (issue 23): each is set where a
+# developer sets it (the repository's config, the global one under HOME, attributes).
+DIFF_SETTINGS = {
+    "diff.suppressBlankEmpty": "true", "diff.noprefix": "true", "diff.mnemonicPrefix": "true",
+    "core.quotePath": "true", "diff.relative": "true", "color.ui": "always", "color.diff": "always",
+    "diff.context": "9", "diff.interHunkContext": "9", "diff.algorithm": "patience", "diff.indentHeuristic": "false",
+    "diff.submodule": "log", "core.bigFileThreshold": "1", "diff.orderFile": "order.txt",
+}  # fmt: skip
+
+
+def test_change_id_ignores_the_developers_git_settings(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same change has the same id whatever the developer's git settings say: in the
+    repository's config, in the global config (HOME's .gitconfig), in attributes (the
+    user's core.attributesFile, info/attributes) making a file binary or giving it a driver."""
+    body = "".join(f"line {i}\n\n" for i in range(12))
+    repo.write("a.py", body)
+    repo.write("b.dat", b"x\0y\n")
+    repo.write("dir é/c.py", "c\n\n\nd\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "base")
+    base = repo.git("rev-parse", "HEAD^{tree}").decode().strip()
+    repo.write("a.py", body.replace("line 5\n", "five\n").replace("line 9\n", "nine\n"))
+    repo.write("b.dat", b"x\0z\n")
+    repo.write("dir é/c.py", "c\n\n\nD\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "mine")
+    mine = repo.git("rev-parse", "HEAD^{tree}").decode().strip()
+    plain = changes.change_id(repo.path, base, mine)
+
+    for key, value in DIFF_SETTINGS.items():
+        repo.git("config", key, value)
+    (repo.path / ".git" / "info").mkdir(exist_ok=True)
+    (repo.path / ".git" / "info" / "attributes").write_text("*.dat diff\n")
+    assert changes.change_id(repo.path, base, mine) == plain
+
+    home = tmp_path / "home-with-settings"
+    home.mkdir()
+    (home / "attributes").write_text("*.py -diff\n")
+    (home / ".gitconfig").write_text(
+        f"[core]\n\tattributesFile = {home / 'attributes'}\n[diff]\n\tsuppressBlankEmpty = true\n\tcontext = 0\n"
+    )
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL")
+    monkeypatch.setenv("HOME", str(home))
+    assert repo.git("config", "core.attributesFile").decode().strip() == str(home / "attributes")
+    assert changes.change_id(repo.path, base, mine) == plain
+
+
+def test_patch_id_reads_its_patch_in_pieces_cut_anywhere() -> None:
+    """A patch is hashed as it streams in: however it is cut, the id is the one of its lines."""
+    patch = b"diff --git a/x b/x\nindex 111..222 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@ f\n-a\n+b\n\\ No newline\n@@"
+    whole = changes.patch_id([patch])
+    for size in (1, 2, 3, 5, 7, 64):
+        assert changes.patch_id([patch[i : i + size] for i in range(0, len(patch), size)]) == whole
+    assert whole == changes.patch_id(patch.splitlines(keepends=True))
+    assert changes.patch_id([b"ind", b"ex 1..2\n+a\n"]) == changes.patch_id([b"+a\n"])

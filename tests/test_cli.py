@@ -150,7 +150,8 @@ def test_status_text_and_json(repo: Repo) -> None:
     assert doc["data"]["state"] == "planning"
 
 
-def test_lint_json_report_shape(repo: Repo) -> None:
+def test_lint_json_report_shape(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_GATE_RULES_URL", "https://docs.example.org/harness-gate/rules/")
     folder = repo.new_plan()
     p = repo.path / folder / "plan.md"
     p.write_bytes(p.read_bytes().replace(b"## Scope\n", b"## Scope\n\n# Second\n"))
@@ -169,7 +170,7 @@ def test_lint_json_report_shape(repo: Repo) -> None:
         "commit": None,
         "message": "second H1 `# Second`",
         "hint": "An artifact has exactly one H1, on its first line.",
-        "rule_url": "https://github.com/OWNER/harness-gate/blob/main/docs/rules.md#hg506",
+        "rule_url": "https://docs.example.org/harness-gate/rules/#hg506",
     }
 
 
@@ -352,6 +353,22 @@ def test_lint_files_apply_layout_rules_like_the_hook(repo: Repo) -> None:
     ]
     # Only what was named: the plan itself lints clean.
     assert repo.cli("lint", f"{folder}/plan.md").exit_code == 0
+
+
+@pytest.mark.slow
+def test_lint_artifacts_only_keeps_the_files_under_the_configured_root(repo: Repo) -> None:
+    """The lint hook's form: pre-commit passes every staged name; only the configured root's
+    are linted, and none of them lints nothing (not everything)."""
+    repo.write(".harness-gate.toml", 'artifacts_dir = "meta/gate"\n')
+    repo.write("meta/gate/plans/p1/plan.md", "not a plan\n")
+    repo.write("harness/plans/p2/plan.md", "not a plan either, but not an artifact here\n")
+    repo.write("notes.md", "x\n")
+    for run in (lambda *a: repo.cli(*a).exit_code, lambda *a: repo.run(*a).returncode):  # click, and the lean path
+        assert run("lint", "--artifacts-only", "notes.md", "harness/plans/p2/plan.md") == 0
+        assert run("lint", "--artifacts-only") == 0  # with no names: nothing, though the root has a broken plan
+        assert run("lint", "--artifacts-only", "notes.md", "meta/gate/plans/p1/plan.md") == 1
+    res = repo.run("lint", "--artifacts-only", "notes.md", "meta/gate/plans/p1/plan.md")
+    assert b"meta/gate/plans/p1/plan.md" in res.stdout and b"notes.md" not in res.stdout
 
 
 def test_lint_a_plan_folder(repo: Repo) -> None:

@@ -10,21 +10,12 @@ from pathlib import Path
 
 import harness_gate
 from harness_gate.artifacts.kinds import KINDS
-from harness_gate.findings import RULES, rule_anchor
+from harness_gate.findings import FAMILIES, RULES, rule_anchor
 from harness_gate.lifecycle import PlanState
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
-FAMILIES = {
-    "HG1": "Boundary (the gate, `check`)",
-    "HG2": "Plans and approvals",
-    "HG3": "Evidence",
-    "HG4": "Review and lifecycle",
-    "HG5": "Artifact syntax",
-    "HG6": "Other harness formats",
-    "HG9": "Environment and internal",
-}
 RULES_HEADER = """\
 # Rule codes
 
@@ -185,3 +176,32 @@ def test_the_readme_layout_draws_every_module_and_only_those() -> None:
     # each of them; a folder of data alone (schemas/) stays one line.
     inner = {f"{f}{p.name}" for f in folders for p in (package / f).glob("*.py") if p.name != "__init__.py"}
     assert drawn == top | folders | inner
+
+
+def _yaml_blocks(text: str) -> list[str]:
+    return re.findall(r"^```ya?ml\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+
+
+def test_every_workflow_the_docs_show_has_a_timeout_on_each_job() -> None:
+    """A job without `timeout-minutes` runs for GitHub's default of six hours when stuck."""
+    import yaml  # pre-commit's own dependency
+
+    pages = [DOCS.parent / "README.md", *sorted(DOCS.rglob("*.md"))]
+    jobs_seen = 0
+    for page in pages:
+        for block in _yaml_blocks(page.read_text()):
+            doc = yaml.safe_load(block)
+            if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), dict):
+                continue
+            for name, job in doc["jobs"].items():
+                jobs_seen += 1
+                minutes = job.get("timeout-minutes")
+                assert isinstance(minutes, int) and 0 < minutes <= 60, (page.name, name)
+    assert jobs_seen >= 4  # README's, and action.md's two workflows (three jobs)
+
+
+def test_the_site_navigation_lists_every_page() -> None:
+    """mkdocs.yml's nav (mkdocs build --strict in .ci/run checks the links and anchors)."""
+    nav = (DOCS.parent / "mkdocs.yml").read_text()
+    listed = set(re.findall(r":\s*([\w/-]+\.md)\s*$", nav, flags=re.MULTILINE))
+    assert listed == {str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md")}

@@ -72,7 +72,9 @@ def test_which_argument_lists_take_the_lean_path() -> None:
     for argv in CLICK:
         assert entry.check_options(argv) is None, argv
     for argv in LINT_LEAN:
-        assert entry.check_options(argv) is None and entry.lint_files(argv) == argv[1:], argv
+        assert entry.check_options(argv) is None and entry.lint_files(argv) == (argv[1:], False), argv
+        hook = ["lint", "--artifacts-only", *argv[1:]]
+        assert entry.lint_files(hook) == (argv[1:], True), hook
     for argv in LINT_CLICK + CLICK:
         assert entry.lint_files(argv) is None, argv
 

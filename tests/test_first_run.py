@@ -131,7 +131,7 @@ def test_init_beside_a_pyproject_table_sets_up_the_root_its_own_file_names(repo:
     # `.harness-gate.toml` is then the whole configuration: everything else follows it.
     assert 'artifacts_dir = "harness"' in repo.read(".harness-gate.toml").decode()
     assert (repo.path / "harness/plans/.gitkeep").is_file() and not (repo.path / "gov").exists()
-    assert "^harness/" in repo.read(".pre-commit-config.yaml").decode()
+    assert "entry: harness-gate lint --artifacts-only" in repo.read(".pre-commit-config.yaml").decode()
 
 
 def test_init_in_an_adopted_repository_names_every_protected_file_it_changed(repo: Repo) -> None:

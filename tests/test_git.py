@@ -279,7 +279,7 @@ READS: dict[str, tuple[str, Callable[[Path, str, str, str], object]]] = {
     "run_status": ("merge-base", lambda root, first, second, blob: git.merge_base(root, second, first)),
     "run_code": ("merge-tree", lambda root, first, second, blob: git.merge_result(root, second, first)),
     "streamed": ("diff-tree", lambda root, first, second, blob: list(
-        git.tree_patch_lines(root, git.empty_tree(root), first))),
+        git.tree_patch_chunks(root, git.empty_tree(root), first))),
     "streamed with input": ("cat-file", lambda root, first, second, blob: git.read_blobs(root, [blob])),
     "history": ("rev-list", lambda root, first, second, blob: git.commits(root, second, [])),
 }  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ PY = sys.executable
 # The configuration `harness-gate init` writes, with its entries run from this
 # interpreter, so the tests exercise that very configuration through the framework's real
 # invocation (env, stash, stages) without a network.
-LOCAL_CONFIG = local_config("harness").replace("entry: harness-gate ", f"entry: {PY} -m harness_gate ")
+LOCAL_CONFIG = local_config().replace("entry: harness-gate ", f"entry: {PY} -m harness_gate ")
 assert LOCAL_CONFIG.count(f"entry: {PY} -m harness_gate ") == 3
 
 
@@ -29,6 +30,20 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     home = tmp_path_factory.getbasetemp() / "pre-commit-home"
     monkeypatch.setenv("PRE_COMMIT_HOME", str(home))
     return home
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository `try-repo` installs the hooks from: this checkout, or, run from an
+    unpacked sdist (no git), a repository of one commit made from it."""
+    if (PROJECT / ".git").exists():
+        return PROJECT
+    path = tmp_path_factory.mktemp("hook-repo") / "harness-gate"
+    shutil.copytree(PROJECT, path, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", ".*_cache"))
+    identity = ["-c", "user.name=harness-gate tests", "-c", "user.email=tests@example.invalid"]
+    for args in (["init", "-q"], ["add", "-A"], [*identity, "commit", "-qm", "the sdist", "--no-verify"]):
+        subprocess.run(["git", *args], cwd=path, capture_output=True, check=True)
+    return path
 
 
 def pc(repo: Repo, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -70,18 +85,16 @@ def test_manifest_is_valid() -> None:
     assert res.returncode == 0, res.stdout + res.stderr
 
 
-def test_lint_hook_files_regex() -> None:
-    import re
-
+def test_lint_hook_takes_names_and_gates_every_hook() -> None:
     import yaml  # pre-commit's own dependency
 
     hooks = {h["id"]: h for h in yaml.safe_load((PROJECT / ".pre-commit-hooks.yaml").read_text())}
     assert set(hooks) == {"harness-gate", "harness-gate-push", "harness-gate-lint"}
-    files = re.compile(hooks["harness-gate-lint"]["files"])
-    assert files.search("harness/plans/p1/plan.md")
-    assert files.search("harness/active")
-    assert not files.search("src/harness/x.py")
-    assert not files.search("docs/harness.md")
+    # The lint takes every staged name and picks the artifacts under the configured root
+    # itself: a `files:` regex here could only name the default root.
+    lint = hooks["harness-gate-lint"]
+    assert "files" not in lint and lint.get("pass_filenames", True) is True
+    assert lint["entry"] == "harness-gate lint --artifacts-only"
     for gate in ("harness-gate", "harness-gate-push"):
         assert hooks[gate]["pass_filenames"] is False
         assert hooks[gate]["always_run"] is True
@@ -143,7 +156,7 @@ def test_real_push_is_blocked(installed: Repo, tmp_path: Path) -> None:
     assert b"HG101" in res.stdout + res.stderr
 
 
-def test_try_repo_with_the_manifest(repo: Repo, pre_commit_home: Path) -> None:
+def test_try_repo_with_the_manifest(repo: Repo, pre_commit_home: Path, hook_repo: Path) -> None:
     """pre-commit installs harness-gate from this checkout and runs the manifest's hook."""
     repo.write("README.md", "hello\n")
     repo.write("other.py", "x = 1\n")
@@ -154,14 +167,39 @@ def test_try_repo_with_the_manifest(repo: Repo, pre_commit_home: Path) -> None:
     repo.approve()
     repo.write("other.py", "x = 2\n")
     repo.git("add", "-A")
-    res = pc(repo, "try-repo", str(PROJECT), "harness-gate", "--verbose")
+    res = pc(repo, "try-repo", str(hook_repo), "harness-gate", "--verbose")
     out = (res.stdout + res.stderr).decode()
     assert res.returncode == 1, out
     assert "HG101" in out
     assert "other.py" in out
     repo.git("checkout", "-q", "HEAD", "--", "other.py")
-    res = pc(repo, "try-repo", str(PROJECT), "harness-gate")
+    res = pc(repo, "try-repo", str(hook_repo), "harness-gate")
     assert res.returncode == 0, (res.stdout + res.stderr).decode()
+
+
+def test_the_shipped_lint_hook_follows_a_configured_artifacts_root(
+    repo: Repo, pre_commit_home: Path, hook_repo: Path
+) -> None:
+    """`artifacts_dir = "meta/gate"`: the manifest's lint hook (installed by pre-commit from
+    this checkout) lints a broken plan staged there, and leaves other files alone."""
+    repo.write("README.md", "hello\n")
+    repo.write(".harness-gate.toml", 'artifacts_dir = "meta/gate"\n')
+    assert repo.cli("init").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt harness-gate")
+    repo.write("harness/plans/p1/plan.md", "not a plan, and not under the artifacts root\n")
+    repo.write("src/a.py", "a = 1\n")
+    repo.git("add", "-A")
+    res = pc(repo, "try-repo", str(hook_repo), "harness-gate-lint", "--verbose")
+    assert res.returncode == 0, (res.stdout + res.stderr).decode()
+    assert b"Skipped" not in res.stdout  # it ran, and found nothing to lint
+    repo.write("meta/gate/plans/p1/plan.md", "not a plan\n")
+    repo.git("add", "-A")
+    res = pc(repo, "try-repo", str(hook_repo), "harness-gate-lint")
+    out = (res.stdout + res.stderr).decode()
+    assert res.returncode == 1, out
+    assert "meta/gate/plans/p1/plan.md" in out
+    assert "harness/plans/p1/plan.md:" not in out.replace("meta/gate/plans/p1/plan.md", "")
 
 
 def test_the_manifest_and_inits_configuration_come_from_one_definition() -> None:
@@ -170,7 +208,7 @@ def test_the_manifest_and_inits_configuration_come_from_one_definition() -> None
     from harness_gate import hooks
 
     assert (PROJECT / ".pre-commit-hooks.yaml").read_text() == hooks.manifest(), "python -m harness_gate.hooks"
-    config = yaml.safe_load(hooks.local_config("harness"))
+    config = yaml.safe_load(hooks.local_config())
     manifest = {h["id"]: h for h in yaml.safe_load(hooks.manifest())}
     assert config["default_install_hook_types"] == ["pre-commit", "pre-merge-commit", "pre-push"]
     for hook in config["repos"][0]["hooks"]:

@@ -21,6 +21,9 @@ from tests.helpers import PY, Repo, adopted_main, blocked_branch
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
+RULES_PAGE = "https://github.com/acme/harness-gate/blob/v0.1.0/docs/rules.md"
+
+
 def json_commands() -> set[str]:
     """Every command whose `--format` offers json, found in the CLI itself."""
     found: set[str] = set()
@@ -64,7 +67,10 @@ def adopted(repo: Repo) -> Repo:
 
 
 @pytest.mark.slow
-def test_every_json_command_in_every_outcome_matches_the_documented_schema(adopted: Repo) -> None:
+def test_every_json_command_in_every_outcome_matches_the_documented_schema(
+    adopted: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARNESS_GATE_RULES_URL", RULES_PAGE)
     repo = adopted
     seen: set[str] = set()
 
@@ -133,7 +139,8 @@ def test_every_json_command_in_every_outcome_matches_the_documented_schema(adopt
 
 
 @pytest.mark.slow
-def test_range_findings_carry_their_commit_and_logs_their_line(repo: Repo) -> None:
+def test_range_findings_carry_their_commit_and_logs_their_line(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_GATE_RULES_URL", RULES_PAGE)
     outside = blocked_branch(adopted_main(repo))
     # The real process: `check` takes the lean path, without click.
     proc = repo.run("check", "--base", "main", "--stage", "ci", "--format", "json")

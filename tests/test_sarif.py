@@ -1,17 +1,13 @@
 """SARIF 2.1.0 output (`--format sarif`, the Action's `sarif` input) and the annotations'
 cap, held to what GitHub code scanning and the SARIF schema require.
 
-No copy of the official SARIF 2.1.0 JSON schema exists on this machine (none ships with an
-installed package) and none is vendored: SUBSET below restates, from the OASIS schema,
-every object the log uses (sarifLog, run, tool, toolComponent, reportingDescriptor,
-reportingConfiguration, multiformatMessageString, message, invocation, notification,
-reportingDescriptorReference, result, location, physicalLocation, artifactLocation,
-region, propertyBag) with its property names, required properties, enums and minimums,
-and forbids anything else on them. `code_scanning_problems` adds what GitHub documents as
-required for code scanning."""
+Every log is validated against the official OASIS SARIF 2.1.0 schema, vendored in
+tests/sarif/ (its source and sha256 in the README there: no network at test time).
+`code_scanning_problems` adds what GitHub documents as required for code scanning."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -21,153 +17,30 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
+from jsonschema import Draft4Validator
 
-from harness_gate import __version__, github, sarif
+from harness_gate import __version__, github, rule_links, sarif
 from harness_gate.errors import HarnessGateError
-from harness_gate.findings import PROJECT_URL, RULES, Finding, Severity
+from harness_gate.findings import FAMILIES, RULES, Finding, Severity
 from harness_gate.report import Report
 from tests.helpers import PY, Repo, adopted_main, blocked_branch
 
 PROJECT = Path(__file__).resolve().parent.parent
-LEVELS = ["none", "note", "warning", "error"]
+SCHEMA_FILE = Path(__file__).resolve().parent / "sarif" / "sarif-schema-2.1.0.json"
+SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
+OFFICIAL: dict[str, Any] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+Draft4Validator.check_schema(OFFICIAL)
+OFFICIAL_VALIDATOR = Draft4Validator(OFFICIAL)
+# A rules page for the tests that look at links (otherwise the installed package decides).
+RULES_PAGE = "https://github.com/acme/harness-gate/blob/v0.1.0/docs/rules.md"
 
-
-def _object(properties: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
-    return {"type": "object", "additionalProperties": False, "properties": properties, "required": list(required),
-            **extra}  # fmt: skip
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/$defs/{name}"}
-
-
-def _array(item: dict[str, Any], *, unique: bool = False, min_items: int = 0) -> dict[str, Any]:
-    return {"type": "array", "items": item, "uniqueItems": unique, "minItems": min_items}
-
-
-STRING: dict[str, Any] = {"type": "string"}
-INDEX: dict[str, Any] = {"type": "integer", "minimum": -1}
-LINE: dict[str, Any] = {"type": "integer", "minimum": 1}
-ANY: dict[str, Any] = {}
-BAG = _ref("propertyBag")
-MSG = _ref("multiformatMessageString")
-
-# The schema's objects read best one per block, their property names packed.
-# fmt: off
-SUBSET: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    **_object({
-        "$schema": STRING,
-        "version": {"enum": ["2.1.0"]},
-        "runs": _array(_ref("run")),
-        "inlineExternalProperties": ANY,
-        "properties": BAG,
-    }, ("version", "runs")),
-    "$defs": {
-        "propertyBag": {"type": "object", "properties": {"tags": _array(STRING, unique=True)}},
-        "multiformatMessageString": _object({"text": STRING, "markdown": STRING, "properties": BAG}, ("text",)),
-        "message": _object(
-            {"text": STRING, "markdown": STRING, "id": STRING, "arguments": _array(STRING), "properties": BAG},
-            anyOf=[{"required": ["text"]}, {"required": ["id"]}],
-        ),
-        "run": _object({
-            "tool": _ref("tool"), "invocations": _array(_ref("invocation")), "conversion": ANY, "language": STRING,
-            "versionControlProvenance": ANY, "originalUriBaseIds": {"type": "object",
-                                                                    "additionalProperties": _ref("artifactLocation")},
-            "artifacts": ANY, "logicalLocations": ANY, "graphs": ANY, "results": _array(_ref("result")),
-            "automationDetails": ANY, "runAggregates": ANY, "baselineGuid": STRING, "redactionTokens": ANY,
-            "defaultEncoding": STRING, "defaultSourceLanguage": STRING, "newlineSequences": ANY,
-            "columnKind": {"enum": ["utf16CodeUnits", "unicodeCodePoints"]}, "externalPropertyFileReferences": ANY,
-            "threadFlowLocations": ANY, "taxonomies": ANY, "addresses": ANY, "translations": ANY, "policies": ANY,
-            "webRequests": ANY, "webResponses": ANY, "specialLocations": ANY, "properties": BAG,
-        }, ("tool",)),
-        "tool": _object({"driver": _ref("toolComponent"), "extensions": ANY, "properties": BAG}, ("driver",)),
-        "toolComponent": _object({
-            "guid": STRING, "name": STRING, "organization": STRING, "product": STRING, "productSuite": STRING,
-            "shortDescription": MSG, "fullDescription": MSG, "fullName": STRING, "version": STRING,
-            "semanticVersion": STRING, "dottedQuadFileVersion": STRING, "releaseDateUtc": STRING,
-            "downloadUri": STRING, "informationUri": STRING, "globalMessageStrings": ANY,
-            "notifications": _array(_ref("reportingDescriptor"), unique=True),
-            "rules": _array(_ref("reportingDescriptor"), unique=True), "taxa": ANY, "locations": ANY,
-            "language": STRING, "contents": ANY, "isComprehensive": {"type": "boolean"},
-            "localizedDataSemanticVersion": STRING, "minimumRequiredLocalizedDataSemanticVersion": STRING,
-            "associatedComponent": ANY, "translationMetadata": ANY, "supportedTaxonomies": ANY, "properties": BAG,
-        }, ("name",)),
-        "reportingDescriptor": _object({
-            "id": STRING, "deprecatedIds": ANY, "guid": STRING, "deprecatedGuids": ANY, "name": STRING,
-            "deprecatedNames": ANY, "shortDescription": MSG, "fullDescription": MSG, "messageStrings": ANY,
-            "defaultConfiguration": _ref("reportingConfiguration"), "helpUri": STRING, "help": MSG,
-            "relationships": ANY, "properties": BAG,
-        }, ("id",)),
-        "reportingConfiguration": _object({
-            "enabled": {"type": "boolean"}, "level": {"enum": LEVELS},
-            "rank": {"type": "number", "minimum": -1, "maximum": 100}, "parameters": BAG, "properties": BAG,
-        }),
-        "reportingDescriptorReference": _object(
-            {"id": STRING, "index": INDEX, "guid": STRING, "toolComponent": ANY, "properties": BAG},
-            anyOf=[{"required": ["index"]}, {"required": ["guid"]}, {"required": ["id"]}],
-        ),
-        "invocation": _object({
-            "commandLine": STRING, "arguments": _array(STRING), "responseFiles": ANY, "startTimeUtc": STRING,
-            "endTimeUtc": STRING, "exitCode": {"type": "integer"}, "ruleConfigurationOverrides": ANY,
-            "notificationConfigurationOverrides": ANY,
-            "toolExecutionNotifications": _array(_ref("notification")),
-            "toolConfigurationNotifications": _array(_ref("notification")), "exitCodeDescription": STRING,
-            "exitSignalName": STRING, "exitSignalNumber": {"type": "integer"}, "processStartFailureMessage": STRING,
-            "executionSuccessful": {"type": "boolean"}, "machine": STRING, "account": STRING,
-            "processId": {"type": "integer"}, "executableLocation": ANY, "workingDirectory": ANY,
-            "environmentVariables": ANY, "stdin": ANY, "stdout": ANY, "stderr": ANY, "stdoutStderr": ANY,
-            "properties": BAG,
-        }, ("executionSuccessful",)),
-        "notification": _object({
-            "locations": _array(_ref("location")), "message": _ref("message"), "level": {"enum": LEVELS},
-            "threadId": {"type": "integer"}, "timeUtc": STRING, "exception": ANY,
-            "descriptor": _ref("reportingDescriptorReference"),
-            "associatedRule": _ref("reportingDescriptorReference"), "properties": BAG,
-        }, ("message",)),
-        "result": _object({
-            "ruleId": STRING, "ruleIndex": INDEX, "rule": _ref("reportingDescriptorReference"),
-            "kind": {"enum": ["notApplicable", "pass", "fail", "review", "open", "informational"]},
-            "level": {"enum": LEVELS}, "message": _ref("message"), "analysisTarget": _ref("artifactLocation"),
-            "locations": _array(_ref("location")), "guid": STRING, "correlationGuid": STRING,
-            "occurrenceCount": LINE, "partialFingerprints": {"type": "object", "additionalProperties": STRING},
-            "fingerprints": {"type": "object", "additionalProperties": STRING}, "stacks": ANY, "codeFlows": ANY,
-            "graphs": ANY, "graphTraversals": ANY, "relatedLocations": _array(_ref("location")),
-            "suppressions": ANY, "baselineState": {"enum": ["new", "unchanged", "updated", "absent"]},
-            "rank": {"type": "number"}, "attachments": ANY, "hostedViewerUri": STRING, "workItemUris": ANY,
-            "provenance": ANY, "fixes": ANY, "taxa": ANY, "webRequest": ANY, "webResponse": ANY, "properties": BAG,
-        }, ("message",)),
-        "location": _object({
-            "id": INDEX, "physicalLocation": _ref("physicalLocation"), "logicalLocations": ANY,
-            "message": _ref("message"), "annotations": _array(_ref("region")), "relationships": ANY,
-            "properties": BAG,
-        }),
-        "physicalLocation": _object(
-            {"address": ANY, "artifactLocation": _ref("artifactLocation"), "region": _ref("region"),
-             "contextRegion": _ref("region"), "properties": BAG},
-            anyOf=[{"required": ["address"]}, {"required": ["artifactLocation"]}],
-        ),
-        "artifactLocation": _object(
-            {"uri": STRING, "uriBaseId": STRING, "index": INDEX, "description": _ref("message"), "properties": BAG}
-        ),
-        "region": _object({
-            "startLine": LINE, "startColumn": LINE, "endLine": LINE, "endColumn": LINE, "charOffset": INDEX,
-            "charLength": {"type": "integer", "minimum": 0}, "byteOffset": INDEX,
-            "byteLength": {"type": "integer", "minimum": 0}, "snippet": ANY, "message": _ref("message"),
-            "sourceLanguage": STRING, "properties": BAG,
-        }),
-    },
-}
-# fmt: on
 
 URI_REFERENCE = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-F]{2})*\Z")  # RFC 3986, nothing raw
 
 
 def validate(log: dict[str, Any]) -> dict[str, Any]:
-    Draft202012Validator.check_schema(SUBSET)
     problems = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in
-                Draft202012Validator(SUBSET).iter_errors(log)]  # fmt: skip
+                OFFICIAL_VALIDATOR.iter_errors(log)]  # fmt: skip
     assert not problems, problems[:10]
     assert not code_scanning_problems(log)
     return log
@@ -252,12 +125,20 @@ def check_sarif(repo: Repo, *args: str) -> tuple[int, dict[str, Any]]:
 
 
 @pytest.mark.slow
-def test_a_blocked_range_is_a_valid_log_with_commits_lines_and_rules(blocked: Repo) -> None:
+def test_a_blocked_range_is_a_valid_log_with_commits_lines_and_rules(
+    blocked: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(rule_links.ACTION_REPOSITORY_ENV, "acme/harness-gate")
+    monkeypatch.setenv(rule_links.ACTION_REF_ENV, "v1.2.3")
+    monkeypatch.setenv(rule_links.SERVER_URL_ENV, "https://github.com")
     code, log = check_sarif(blocked)
     assert code == 1
     run = log["runs"][0]
     assert run["tool"]["driver"]["version"] == __version__
-    assert run["tool"]["driver"]["informationUri"] == PROJECT_URL
+    assert run["tool"]["driver"]["informationUri"] == "https://github.com/acme/harness-gate"
+    assert run["tool"]["driver"]["rules"][0]["helpUri"] == (
+        "https://github.com/acme/harness-gate/blob/v1.2.3/docs/rules.md#hg101"
+    )
     assert run["invocations"] == [{"executionSuccessful": True, "exitCode": 1}]
     by_rule = {r["ruleId"]: r for r in results(log)}
     outside = by_rule["HG101"]
@@ -274,19 +155,105 @@ def test_a_blocked_range_is_a_valid_log_with_commits_lines_and_rules(blocked: Re
                                                          key=["error", "warning", "note"].index)  # fmt: skip
 
 
-def test_every_rule_is_in_the_driver_and_its_help_uri_is_a_real_anchor() -> None:
+def test_every_rule_is_in_the_driver_and_its_help_uri_is_a_real_anchor(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(rule_links.RULES_URL_ENV, RULES_PAGE)
     log = validate(sarif.to_sarif(Report("check")))
     rules = log["runs"][0]["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == list(RULES)
     doc = (PROJECT / "docs" / "rules.md").read_text()
-    assert PROJECT_URL in (PROJECT / "README.md").read_text()  # the URL the project names itself
     for rule in rules:
         base, _, anchor = rule["helpUri"].partition("#")
-        assert base == f"{PROJECT_URL}/blob/main/docs/rules.md"
+        assert base == RULES_PAGE
         assert f'<a id="{anchor}"></a>{rule["id"]} |' in doc, rule["id"]
         assert rule["defaultConfiguration"]["level"] in ("error", "warning")
     assert len({r["name"] for r in rules}) == len(rules)
     assert log["runs"][0]["results"] == []
+
+
+def test_the_vendored_schema_is_the_official_one() -> None:
+    assert hashlib.sha256(SCHEMA_FILE.read_bytes()).hexdigest() == SCHEMA_SHA256
+    assert SCHEMA_SHA256 in (SCHEMA_FILE.parent / "README.md").read_text()
+    assert (
+        OFFICIAL["id"] == "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+    )
+
+
+def test_the_official_schema_refuses_what_the_log_must_not_hold() -> None:
+    """The validation can fail: a log the schema refuses is refused by `validate`."""
+    log = sarif.to_sarif(Report("check", findings=(Finding("HG101", "a.py", 3, "outside", "fix it"),)))
+    validate(log)
+    for broken in (
+        {**log, "version": "2.0.0"},
+        {**log, "runs": [{**log["runs"][0], "results": [{"message": {"text": "x"}, "level": "fatal"}]}]},
+        {**log, "runs": [{**log["runs"][0], "invocations": [{"exitCode": 1}]}]},  # executionSuccessful missing
+    ):
+        assert list(OFFICIAL_VALIDATOR.iter_errors(broken)), broken
+
+
+def _docs_rows() -> dict[str, tuple[str, str, str]]:
+    """docs/rules.md's rows: code -> (family heading, meaning, how to fix)."""
+    rows: dict[str, tuple[str, str, str]] = {}
+    family = ""
+    for line in (PROJECT / "docs" / "rules.md").read_text().splitlines():
+        if line.startswith("## HG"):
+            family = line.partition(": ")[2]
+        m = re.fullmatch(r'\| <a id="hg\d+"></a>(HG\d+) \| (.*?) \| (.*) \|', line)
+        if m:
+            rows[m[1]] = (family, m[2], m[3].replace("\\|", "|"))
+    return rows
+
+
+def test_rule_help_is_the_rules_page_entry_as_text_and_markdown(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(rule_links.RULES_URL_ENV, RULES_PAGE)
+    rows = _docs_rows()
+    rules = sarif.to_sarif(Report("check"))["runs"][0]["tool"]["driver"]["rules"]
+    assert set(rows) == {r["id"] for r in rules}
+    for rule in rules:
+        family, meaning, fix = rows[rule["id"]]
+        assert family == FAMILIES[rule["id"][:3]]
+        text, markdown = rule["help"]["text"], rule["help"]["markdown"]
+        for part in (rule["id"], meaning, fix, family):
+            assert part in text and part in markdown, (rule["id"], part)
+        assert f"]({RULES_PAGE}#{rule['id'].lower()})" in markdown
+        assert text != fix  # more than the one line it was
+
+
+def test_security_rules_carry_a_severity_and_the_tag_and_the_docs_list_them() -> None:
+    rules = {r["id"]: r for r in sarif.to_sarif(Report("check"))["runs"][0]["tool"]["driver"]["rules"]}
+    assert set(sarif.SECURITY_SEVERITY) <= set(rules)
+    # The kinds the threat model names: protected paths (the configuration among them),
+    # symlinks, forged or missing approvals, trust anchors.
+    assert {"HG102", "HG104", "HG106", "HG202", "HG204", "HG217", "HG218", "HG221"} <= set(sarif.SECURITY_SEVERITY)
+    for code, rule in rules.items():
+        props = rule["properties"]
+        if code in sarif.SECURITY_SEVERITY:
+            assert "security" in props["tags"]
+            severity = props["security-severity"]
+            assert isinstance(severity, str) and 0.0 < float(severity) <= 10.0
+        else:
+            assert "security" not in props["tags"] and "security-severity" not in props
+    documented = (PROJECT / "docs" / "report.md").read_text().partition("**Security rules.**")[2].partition("\n- ")[0]
+    assert set(re.findall(r"HG\d{3}", documented)) == set(sarif.SECURITY_SEVERITY)
+
+
+def test_a_finding_with_a_line_has_a_region_and_one_without_has_none() -> None:
+    report = Report(
+        "check", findings=(Finding("HG302", "e.jsonl", 7, "stale", ""), Finding("HG101", "a.py", None, "out", ""))
+    )
+    by_rule = {r["ruleId"]: r for r in validate(sarif.to_sarif(report))["runs"][0]["results"]}
+    assert by_rule["HG302"]["locations"][0]["physicalLocation"]["region"] == {"startLine": 7}
+    assert "region" not in by_rule["HG101"]["locations"][0]["physicalLocation"]
+
+
+def test_no_link_without_a_known_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No page known (no configuration, no Action ref, no Source in the metadata): no
+    helpUri, no informationUri, and the log is still valid."""
+    monkeypatch.setattr(rule_links, "_installed", lambda: rule_links.NO_LINKS)
+    log = validate(sarif.to_sarif(Report("check")))
+    driver = log["runs"][0]["tool"]["driver"]
+    assert "informationUri" not in driver
+    assert all("helpUri" not in r for r in driver["rules"])
+    assert all("](" not in r["help"]["markdown"] for r in driver["rules"])
 
 
 def test_lint_speaks_sarif_with_lines(repo: Repo) -> None:

@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 PY = Path(sys.executable).as_posix()
 # The configuration `init` writes, its entries run from this interpreter (no network).
-HOOKS = local_config("harness").replace("entry: harness-gate ", f"entry: {PY} -m harness_gate ")
+HOOKS = local_config().replace("entry: harness-gate ", f"entry: {PY} -m harness_gate ")
 PLACEHOLDER = "FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED"
 
 

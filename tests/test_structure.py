@@ -17,7 +17,9 @@ from tests.helpers import Repo
 PACKAGE = Path(__file__).resolve().parent.parent / "harness_gate"
 COMMANDS = PACKAGE / "commands"
 # The entry points that run commands: the console script, the click layer, the GitHub Action.
-ENTRY_POINTS = frozenset({"cli.py", "entry.py", "action.py", "__main__.py"})
+# agent.py answers a runtime's hook call as action.py answers a workflow step: its Stop runs
+# the range check the pre-push hook runs (commands.check), so it is an entry point too.
+ENTRY_POINTS = frozenset({"cli.py", "entry.py", "action.py", "agent.py", "__main__.py"})
 
 
 def _imported(path: Path) -> set[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
@@ -14,11 +14,15 @@ from harness_gate import artifacts_tree, fsutil, git, governance, lifecycle, pla
 from harness_gate import report as report_mod
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.artifacts.parse import parse_artifact
-from harness_gate.errors import Refused, not_enough_history, usage
+from harness_gate.errors import Refused, inside_agent, not_enough_history, usage
 from harness_gate.report import Report
 
 
 def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryIO, out: TextIO, *, tty: bool) -> Report:
+    marker = agent_marker(os.environ)
+    if marker is not None:
+        # Before anything is read: an agent that ran `plan amend` must not answer its own `y`.
+        raise inside_agent(marker)
     root = git.toplevel(cwd)
     snap = artifacts_tree.from_worktree(root)
     if not snap.active:
@@ -86,6 +90,22 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
             f"next: commit both: git add {path} {folder.path}/approvals.jsonl && git commit",
         ),
     )
+
+
+# What the coding agents set in the environment of the commands their tools run: Claude Code
+# `CLAUDECODE=1` (and `CLAUDE_CODE_ENTRYPOINT`); Codex `CODEX_THREAD_ID` and, under its
+# sandbox, `CODEX_SANDBOX_NETWORK_DISABLED` (Linux) or `CODEX_SANDBOX` (macOS); Gemini CLI
+# `GEMINI_CLI=1`; `AI_AGENT`, a convention some others follow. Any of them, set to anything
+# but the empty string, means a tool call.
+AGENT_MARKERS = (
+    "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CODEX_THREAD_ID", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_SANDBOX",
+    "GEMINI_CLI", "AI_AGENT",
+)  # fmt: skip
+
+
+def agent_marker(env: Mapping[str, str]) -> str | None:
+    """The first agent marker set in `env`, or None."""
+    return next((name for name in AGENT_MARKERS if env.get(name)), None)
 
 
 def _what_is_approved(art: Artifact) -> list[str]:

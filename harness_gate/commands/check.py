@@ -123,9 +123,14 @@ def run_check(
         return Report("check", data=data, lines=(ADOPTING,))
     if not data.get("active", True):
         return Report("check", data=data, lines=(INACTIVE,))
+    # Report-only as the trusted configuration says it (the one every state was judged
+    # under: HEAD for the index, the range's base), never the change's own.
+    report_only = head is not None and head.artifacts_tree.config.report_only
+    if report_only:
+        data["report_only"] = True
     # One problem reached by two rules (a plan folder's log, read for its artifacts and for
     # its authority) is reported once.
-    return Report("check", tuple(dict.fromkeys(findings)), data)
+    return Report("check", tuple(dict.fromkeys(findings)), data, report_only=report_only)
 
 
 def _view(root: Path, head: Head, plan_id: str | None, findings: Sequence[Finding]) -> dict[str, Any]:

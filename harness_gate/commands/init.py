@@ -26,9 +26,13 @@ artifacts_dir = "{TEMPLATE_ROOT}"
 def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
     root = git.toplevel(cwd)
     lines: list[str] = []
-    # Every check before the first write. Without `.harness-gate.toml`, the artifacts root
-    # is the template's: the file init writes is then the whole configuration (a
-    # `[tool.harness-gate]` table beside it is not read).
+    agent_paths = [hooks.AGENT_SETTINGS[r] for r in agents]
+    # Every check before the first write. No file init writes or reads is a link (its
+    # configuration first: it names the artifacts root, checked once it is known).
+    fsutil.refuse_links(root, [".harness-gate.toml", ".gitattributes", ".pre-commit-config.yaml", *agent_paths])
+    # Without `.harness-gate.toml`, the artifacts root is the template's: the file init
+    # writes is then the whole configuration (a `[tool.harness-gate]` table beside it is
+    # not read).
     exists = (root / ".harness-gate.toml").exists()
     artifacts_dir = artifacts_tree.worktree_config(root).artifacts_dir if exists else TEMPLATE_ROOT
     targets = [
@@ -37,7 +41,8 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
         ".gitattributes",
         ".pre-commit-config.yaml",
     ]
-    fsutil.require_writable(root, [*targets, *(hooks.AGENT_SETTINGS[r] for r in agents)])
+    fsutil.refuse_links(root, [f"{artifacts_dir}/plans/.gitkeep"])
+    fsutil.require_writable(root, [*targets, *agent_paths])
     # A settings file it cannot merge writes nothing at all: merged before any write.
     settings = [hooks.agent_settings(root, runtime) for runtime in agents]
     cfg = root / ".harness-gate.toml"
@@ -57,7 +62,7 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
         fsutil.write_atomic(attrs, (old + sep + "\n".join(missing) + "\n").encode())
         lines.append("added merge=union for the JSONL logs to .gitattributes")
     pcc = root / ".pre-commit-config.yaml"
-    config = hooks.local_config(artifacts_dir)
+    config = hooks.local_config()
     if not pcc.exists():
         fsutil.write_atomic(pcc, config.encode())
         lines.append("wrote .pre-commit-config.yaml")

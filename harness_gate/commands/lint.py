@@ -13,25 +13,42 @@ from harness_gate.findings import Finding
 from harness_gate.report import Report
 
 
-def lint(cwd: Path, files: Sequence[str]) -> Report:
+def lint(cwd: Path, files: Sequence[str], *, artifacts_only: bool = False) -> Report:
     """Lint everything under the artifacts root, or what FILES (files or folders) name.
 
     A file inside a plan folder lints that whole folder (its lifecycle needs the
     context) plus the layout rules for the file itself; a file outside the artifacts
-    root is parsed on its own.
+    root is parsed on its own. `artifacts_only` (the lint hook, which pre-commit hands
+    every staged file): only the FILES under the configured artifacts root, and none
+    given or kept lints nothing, so the hook needs no file pattern of its own.
     """
     location = git.locate(cwd)
     # The parse cache the check hook fills: at a commit, lint runs after it on the same
     # bytes and reads the clean parses back instead of importing the parsers again.
     cache.configure(location.cache_dir)
     try:
-        return _lint(cwd, location.toplevel, files)
+        return _lint(cwd, location.toplevel, files, artifacts_only=artifacts_only)
     finally:
         cache.configure(None)
 
 
-def _lint(cwd: Path, root: Path, files: Sequence[str]) -> Report:
+def _under(cwd: Path, root: Path, name: str, prefix: str) -> bool:
+    path = Path(os.path.normpath(cwd / name))
+    try:
+        rel = path.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return False
+    return (rel + "/").startswith(prefix)
+
+
+def _lint(cwd: Path, root: Path, files: Sequence[str], *, artifacts_only: bool = False) -> Report:
     snap = artifacts_tree.from_worktree(root)
+    if artifacts_only:
+        if not snap.active:
+            return report_mod.inactive("lint")
+        files = [name for name in files if _under(cwd, root, name, snap.artifacts_dir + "/")]
+        if not files:
+            return Report("lint")
     if not files:
         if not snap.active:
             return report_mod.inactive("lint")

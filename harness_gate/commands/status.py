@@ -43,7 +43,9 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         fresh, problems = freshness.state_freshness(snap, folder, life, tree)
         found.extend(problems)
         if life.state not in lifecycle.ENDED - {lifecycle.PlanState.COMPLETED}:
-            untracked = fingerprints.untracked_warning(root, snap.config, f"{folder.path}/evidence.jsonl")
+            untracked = fingerprints.untracked_warning(
+                fingerprints.untracked_files(root, snap.config), f"{folder.path}/evidence.jsonl"
+            )
             found.extend(untracked)
     next_step = _next_step(
         snap,

@@ -53,14 +53,16 @@ def verify(cwd: Path, plan_id: str | None, only: Sequence[str], progress: Progre
     policy = evidence.policy_hash(life.policy.verification)
     lines: list[str] = []
     log = _log(root, folder)
-    found: list[Finding] = fingerprints.untracked_warning(root, snap.config, f"{folder.path}/evidence.jsonl")
+    found: list[Finding] = []
+    untracked = fingerprints.untracked_files(root, snap.config)
+    inputs = fingerprints.Inputs.now(root, snap.config)
     for cmd in commands:
         if only and cmd["id"] not in only:
             continue
         with progress.command(cmd["id"], cmd["command"]) if progress else contextlib.nullcontext() as shown:
             tree, rec, changed, own = recording.run_and_record(
                 root, snap.config, log, command_id=cmd["id"], command=cmd["command"], shell=cmd.get("shell", False),
-                timeout=cmd["timeout_seconds"], plan_sha256=life.plan_sha256, policy=policy,
+                timeout=cmd["timeout_seconds"], plan_sha256=life.plan_sha256, policy=policy, inputs=inputs,
             )  # fmt: skip
             if shown is not None:
                 shown.result = f"{rec.status} {rec.duration_ms / 1000:.1f}s"
@@ -72,6 +74,9 @@ def verify(cwd: Path, plan_id: str | None, only: Sequence[str], progress: Progre
         if own != "PASS":
             tail = [ln for ln in rec.key_output.strip().splitlines() if not ln.startswith("[harness-gate]")][-3:]
             found.append(recording.failed(folder, cmd["id"], own, " | ".join(tail)[:300]))
+    # Outputs that were there before and no command wrote are inputs the tree holds.
+    seen = sorted({*untracked, *inputs.unwritten()})
+    found[:0] = fingerprints.untracked_warning(seen, f"{folder.path}/evidence.jsonl")
     lines.append(f"recorded in {folder.path}/evidence.jsonl; commit it with the tree it speaks of")
     return Report("verify", tuple(found), {"plan": folder.plan_id}, lines=tuple(lines))
 
@@ -101,6 +106,7 @@ def record(cwd: Path, plan_id: str | None, command_id: str, argv: Sequence[str],
     tree, rec, changed, own = recording.run_and_record(
         root, snap.config, _log(root, folder), command_id=command_id, command=command, shell=False,
         timeout=timeout, plan_sha256=life.plan_sha256, policy=evidence.policy_hash(life.policy.verification),
+        inputs=fingerprints.Inputs.now(root, snap.config),
     )  # fmt: skip
     found = [recording.changed_tree(folder, command_id, changed)] if changed else []
     if own != "PASS":

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness_gate import boundary, git
+from harness_gate import boundary, fsutil, git
 from harness_gate.config import Config
 from harness_gate.findings import Finding, finding
 
@@ -129,8 +129,9 @@ class Files:
                 st = full.lstat()
                 if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
                     return None
-                return full.read_bytes()
-            except OSError:
+                # Judged again on what is opened: a FIFO swapped in after the lstat is no hang.
+                return fsutil.read_regular(full, MAX_BYTES)
+            except (OSError, ValueError):
                 return None
         oid = self._entries().get(path)
         if oid is None:

@@ -21,7 +21,7 @@ from harness_gate.git.diff import (
     prefetch_staged,
     staged_changes,
     tree_changes,
-    tree_patch_lines,
+    tree_patch_chunks,
 )
 from harness_gate.git.index import (
     LFS_STANDARD,
@@ -36,6 +36,7 @@ from harness_gate.git.index import (
     status_records,
     symlinks,
     tracked_files,
+    tree_without_paths,
     untracked_files,
     verify_index,
     worktree_tree,
@@ -103,6 +104,7 @@ __all__ = [
     "prefetch_paths", "prefetch_staged", "prefetch_tree_entries", "read_blobs", "read_blobs_capped", "read_paths",
     "remote_has_branches", "resolve", "root_commits", "run", "run_status", "set_branch_setting", "shallow_commits",
     "signatures", "staged_changes", "start", "status_paths", "status_records", "subjects", "symlinks", "toplevel",
-    "tracked_files", "tree_changes", "tree_entries", "tree_patch_lines", "tree_without", "untracked_files",
+    "tracked_files", "tree_changes", "tree_entries", "tree_patch_chunks", "tree_without",
+    "tree_without_paths", "untracked_files",
     "verify_index", "worktree_tree",
 ]  # fmt: skip

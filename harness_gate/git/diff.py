@@ -195,21 +195,38 @@ def merge_result(root: Path, first: str, second: str) -> str | None:
     return tree
 
 
-def tree_patch_lines(root: Path, old_tree: str, new_tree: str) -> Iterator[bytes]:
-    """The lines of the patch from one tree to another, with three lines of context: every
-    changed line, mode and binary content, in a form no user setting reshapes (order,
-    prefixes, algorithm, context, colour, external drivers). Read as git writes it: a branch
-    that adds a large binary file is never held in memory. git's failure is raised once its
-    output is read."""
+# Settings a developer may have that reshape `diff-tree -p` (checked in tests/test_git.py),
+# each pinned to git's default: `-c` outranks every configuration file. Attributes (the
+# user's core.attributesFile, the repository's info/attributes and .gitattributes) can
+# only make a file binary or give it a driver: `--text` diffs every file as text, and the
+# drivers' programs are off (`--no-ext-diff`, `--no-textconv`); their hunk headers are
+# not hashed (`changes.patch_id`).
+_PATCH_CONFIG = (
+    "diff.suppressBlankEmpty=false", "diff.noprefix=false", "diff.mnemonicPrefix=false", "diff.relative=false",
+    "diff.submodule=short", "color.ui=false", "color.diff=false", "core.bigFileThreshold=512m",
+)  # fmt: skip
+_CHUNK = 1 << 16
+
+
+def tree_patch_chunks(root: Path, old_tree: str, new_tree: str) -> Iterator[bytes]:
+    """The patch from one tree to another, with three lines of context, in pieces as git
+    writes it: every changed line and mode, every file as text, in a form no user setting
+    or attribute reshapes (order, prefixes, algorithm, context, colour, blank context
+    lines, binary detection, external drivers). Never held whole, not even a line of it:
+    a branch that adds a large file without newlines is read piece by piece. git's
+    failure is raised once its output is read."""
     with streamed(_tree_patch_args(old_tree, new_tree), cwd=root) as out:
-        yield from out
+        while chunk := out.read(_CHUNK):
+            yield chunk
 
 
 def _tree_patch_args(old_tree: str, new_tree: str) -> list[str]:
+    pinned = [arg for setting in _PATCH_CONFIG for arg in ("-c", setting)]
     return (
         [
-            "diff-tree", "-p", "-r", "-U3", "--inter-hunk-context=0", "--no-renames", "--binary", "--full-index",
-            "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", "--no-color", "--diff-algorithm=myers",
-            "--indent-heuristic", "--src-prefix=a/", "--dst-prefix=b/", f"-O{os.devnull}", old_tree, new_tree, "--",
+            *pinned, "diff-tree", "-p", "-r", "-U3", "--inter-hunk-context=0", "--no-renames", "--text",
+            "--full-index", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", "--submodule=short",
+            "--no-relative", "--no-color", "--diff-algorithm=myers", "--indent-heuristic", "--src-prefix=a/",
+            "--dst-prefix=b/", f"-O{os.devnull}", old_tree, new_tree, "--",
         ]
     )  # fmt: skip

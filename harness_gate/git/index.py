@@ -229,13 +229,15 @@ def _filters_off(root: Path) -> dict[str, str]:
     return env
 
 
-def worktree_tree(root: Path, exclude: str | None = None, outputs: Sequence[str] = ()) -> str:
+def worktree_tree(root: Path, exclude: str | None = None, outputs: Sequence[str] = (), kept: Sequence[str] = ()) -> str:
     """The tree of the work tree: tracked files as they are on disk, plus untracked files
     that are not ignored, as `git add -A` would stage them with every filter driver off
     (Git LFS's standard one aside, see `_filters_off`). `exclude` (a directory) is left as
     the index has it: its files are not even read. Untracked files matching `outputs`
-    (boundary-dialect patterns) are left out like ignored ones; tracked ones never are."""
+    (boundary-dialect patterns) are left out like ignored ones, but for those `kept` names
+    (outputs that are inputs: no command wrote them); tracked ones never are."""
     no_filters = _filters_off(root)
+    kept = [p for p in kept if os.path.lexists(root / p)]
 
     def work(env: dict[str, str]) -> str:
         env = {**env, **no_filters}
@@ -245,6 +247,9 @@ def worktree_tree(root: Path, exclude: str | None = None, outputs: Sequence[str]
             # What the excluding pathspecs held back from tracked files comes in: only
             # untracked outputs are left out.
             run(["add", "-u", "--", *_worktree_spec(exclude, ())], cwd=root, env=env)
+        if kept:
+            names = "".join(f":(top,literal){p}\0" for p in kept).encode("utf-8", "surrogateescape")
+            run(["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], cwd=root, env=env, stdin=names)
         if no_filters:
             # A file staged through its filter keeps the filtered blob while its stat data
             # matches the index entry: re-read every tracked file, with the filters off.
@@ -252,3 +257,18 @@ def worktree_tree(root: Path, exclude: str | None = None, outputs: Sequence[str]
         return run(["write-tree"], cwd=root, env=env).decode().strip()
 
     return _with_index_copy(root, work)
+
+
+def tree_without_paths(root: Path, tree: str, paths: Sequence[str]) -> str:
+    """`tree` with the files at `paths` left out, built in a private index."""
+    if not paths:
+        return tree
+    import tempfile  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory(prefix="harness-gate-index-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        run(["read-tree", tree], cwd=root, env=env)
+        names = "".join(f":(top,literal){p}\0" for p in paths).encode("utf-8", "surrogateescape")
+        run(["rm", "--cached", "-f", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"],
+            cwd=root, env=env, stdin=names)  # fmt: skip
+        return run(["write-tree"], cwd=root, env=env).decode().strip()

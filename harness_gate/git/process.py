@@ -113,7 +113,10 @@ def check_exit(args: Sequence[str], code: int, stderr: bytes) -> None:
     if code != 0:
         err = stderr.decode("utf-8", "replace").strip().splitlines()
         detail = err[-1] if err else f"exit code {code}"
-        raise GitError(f"`git {' '.join(args[:3])}` failed: {detail}")
+        start = 0
+        while start + 1 < len(args) and args[start] == "-c":  # settings pinned for one command
+            start += 2
+        raise GitError(f"`git {' '.join(args[start : start + 3])}` failed: {detail}")
 
 
 def run_raw(

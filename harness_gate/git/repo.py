@@ -80,8 +80,73 @@ def ident(cwd: Path) -> str:
 
 
 def merge_heads(location: Location) -> list[str]:
-    """The other parents of a merge in progress (MERGE_HEAD), if any."""
+    """The other parents of a merge in progress (MERGE_HEAD), if any; inside git's own
+    `pre-merge-commit` hook, which runs before git writes MERGE_HEAD, the commits that
+    `git merge` or `git pull` is merging (`_merging_in_hook`)."""
     path = location.merge_head
     if not path.is_file():
-        return []
+        return _merging_in_hook(location)
     return [line.strip() for line in path.read_text("ascii").splitlines() if line.strip()]
+
+
+# The commit names a merge was given, as `git merge` tells its hooks (after its options):
+# `merge NAME...` (`git merge` alone names the upstream it resolved); `git pull` sets its
+# own (`pull [OPTIONS] [REMOTE [REFSPEC...]]`) and merges what it fetched (FETCH_HEAD).
+_REFLOG_ACTION = "GIT_REFLOG_ACTION"
+_MAX_MERGED = 16  # an octopus larger than this is judged as an ordinary commit
+
+
+def _merging_in_hook(location: Location) -> list[str]:
+    """The commits being merged, while git's pre-merge-commit hook runs: git has not yet
+    written MERGE_HEAD, but names what it merges in GIT_REFLOG_ACTION. Only commits that
+    are not already in HEAD's history count (a rebase or an ordinary commit under a
+    leftover variable names none). Anything unclear answers no merge: the commit is then
+    judged as an ordinary one, every change its own, which is stricter, never laxer."""
+    action = os.environ.get(_REFLOG_ACTION, "")
+    head = location.head
+    words = action.split(" ")
+    if head is None or len(words) > _MAX_MERGED + 8:
+        return []
+    if words[0] == "merge" and "FETCH_HEAD" not in words[1:]:
+        names = [w for w in words[1:] if w]
+        found = [_commit(location.toplevel, name) for name in names]
+        if not names or None in found:
+            return []
+        oids = [oid for oid in found if oid is not None]
+    elif words[0] in ("merge", "pull"):
+        oids = _fetched_for_merge(location)
+    else:
+        return []
+    merging = [oid for oid in dict.fromkeys(oids) if oid != head and not _contains(location.toplevel, head, oid)]
+    return merging if 0 < len(merging) <= _MAX_MERGED else []
+
+
+def _commit(root: Path, name: str) -> str | None:
+    code, out, _ = run_raw(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}"], cwd=root)
+    oid = out.decode("ascii", "replace").strip()
+    return oid if code == 0 and OID.fullmatch(oid) else None
+
+
+def _fetched_for_merge(location: Location) -> list[str]:
+    """FETCH_HEAD's heads to merge (`OID<TAB><TAB>what`; `not-for-merge` ones are not)."""
+    path = git_path(location.toplevel, "FETCH_HEAD")
+    try:
+        lines = path.read_bytes()[: 1 << 20].decode("utf-8", "replace").splitlines()
+    except OSError:
+        return []
+    oids = []
+    for line in lines:
+        fields = line.split("\t")
+        if len(fields) >= 2 and fields[1] == "" and OID.fullmatch(fields[0]):
+            commit = _commit(location.toplevel, fields[0])
+            if commit is None:
+                return []
+            oids.append(commit)
+    return oids
+
+
+def _contains(root: Path, head: str, oid: str) -> bool:
+    """Whether `oid` is already in `head`'s history (no merge of it is made); an error
+    answers yes (no merge)."""
+    code, _, _ = run_raw(["merge-base", "--is-ancestor", oid, head], cwd=root)
+    return code != 1
