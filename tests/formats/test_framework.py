@@ -81,7 +81,7 @@ def test_evidence_lookup_parses_the_logs_once(monkeypatch: pytest.MonkeyPatch) -
         code = 0 if status == "PASS" else 1
         return evidence.record_line(
             command_id="t", command=command, exit_code=code, status=status, key_output="",
-            duration_ms=1, tree=on, plan_sha256="0" * 64, policy="0" * 64,
+            duration_ms=1, tree=on, plan="p1", plan_sha256="0" * 64, policy="0" * 64,
             now=when + dt.timedelta(seconds=later),
         )  # fmt: skip
 
