@@ -19,9 +19,7 @@ from tests.helpers import PY, Repo, adopted_main, blocked_branch
 
 pytestmark = pytest.mark.integration
 # `init`'s configuration, its entries run from this interpreter (no harness-gate on PATH needed).
-LOCAL_CONFIG = hooks.local_config().replace(
-    "entry: harness-gate ", f"entry: {sys.executable} -m harness_gate "
-)
+LOCAL_CONFIG = hooks.local_config().replace("entry: harness-gate ", f"entry: {sys.executable} -m harness_gate ")
 
 
 def test_all_files_in_a_fresh_ci_clone_fails_closed(repo: Repo, tmp_path: Path) -> None:
