@@ -5,9 +5,14 @@ tests/agents/."""
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
-import tomllib
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 from harness_gate.commands import agent_sandbox
 from tests.helpers import Repo
