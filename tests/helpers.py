@@ -93,6 +93,25 @@ def review_md(plan_sha256: str, verdict: str, finding_ids: tuple[str, ...] = (),
     )
 
 
+def amendment_md(plan_sha256: str, *, material: bool, boundary: tuple[str, ...] = ("src/**", "docs/**")) -> str:
+    """A Plan Amendment of the fixture plan that adds `docs/` (a material change or not)."""
+    deltas = {
+        k: {"material": False, "summary": "unchanged"}
+        for k in ("objective", "acceptance_criteria", "scope", "write_boundary", "verification", "risk")
+    }
+    deltas["write_boundary"] = {"material": material, "summary": "add docs/"}
+    return templates.amendment(
+        plan_sha256=plan_sha256,
+        amendment_sha256=None,
+        deltas=deltas,
+        objective="Do it",
+        acceptance=["works"],
+        scope="src and docs",
+        boundary=boundary,
+        verification=VERIFICATION,
+    )
+
+
 def repair_md(
     plan_sha256: str,
     review: str,

@@ -8,7 +8,7 @@ import pytest
 
 from harness_gate import lifecycle, templates
 from harness_gate.artifacts.kinds import BY_SLUG, PLAN
-from tests.helpers import TREE, VERIFICATION, Repo, completion_md, plan_sha, repair_md, review_md, sha
+from tests.helpers import TREE, Repo, amendment_md, completion_md, plan_sha, repair_md, review_md, sha
 
 
 def lint_codes(repo: Repo) -> list[tuple[str, str]]:
@@ -194,33 +194,15 @@ def test_cancel_needs_no_review_and_ends_the_plan(approved: tuple[Repo, str, str
     assert lint_codes(repo) == [("HG411", "002-review.md")]
 
 
-def _amendment(psha: str, *, material: bool, boundary: tuple[str, ...] = ("src/**", "docs/**")) -> str:
-    deltas = {
-        k: {"material": False, "summary": "unchanged"}
-        for k in ("objective", "acceptance_criteria", "scope", "write_boundary", "verification", "risk")
-    }
-    deltas["write_boundary"] = {"material": material, "summary": "add docs/"}
-    return templates.amendment(
-        plan_sha256=psha,
-        amendment_sha256=None,
-        deltas=deltas,
-        objective="Do it",
-        acceptance=["works"],
-        scope="src and docs",
-        boundary=boundary,
-        verification=VERIFICATION,
-    )
-
-
 def test_amendment_without_material_delta(approved: tuple[Repo, str, str]) -> None:
     repo, folder, psha = approved
-    repo.write(f"{folder}/001-amendment.md", _amendment(psha, material=False))
+    repo.write(f"{folder}/001-amendment.md", amendment_md(psha, material=False))
     assert ("HG406", "001-amendment.md") in lint_codes(repo)
 
 
 def test_approved_amendment_replaces_the_policy(approved: tuple[Repo, str, str]) -> None:
     repo, folder, psha = approved
-    repo.write(f"{folder}/001-amendment.md", _amendment(psha, material=True))
+    repo.write(f"{folder}/001-amendment.md", amendment_md(psha, material=True))
     assert state(repo)["state"] == "awaiting_amendment_approval"
     assert state(repo)["boundary"] == ["src/**"]
     repo.write(f"{folder}/002-review.md", review_md(psha, "PASS"))

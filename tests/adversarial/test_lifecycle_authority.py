@@ -18,7 +18,7 @@ import pytest
 from harness_gate import templates
 from harness_gate.lifecycle import PlanState
 from tests.adversarial.util import BOUNDARY_ONLY, FOLDER, commit, report, rev
-from tests.helpers import TREE, VERIFICATION, Repo, completion_md, plan_sha, repair_md, review_md, sha
+from tests.helpers import TREE, Repo, amendment_md, completion_md, plan_sha, repair_md, review_md, sha
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "lifecycle.md"
 
@@ -75,24 +75,6 @@ def _resume(repo: Repo, psha: str, pause: str) -> str:
     )
 
 
-def _amendment(psha: str) -> str:
-    deltas = {
-        k: {"material": False, "summary": "unchanged"}
-        for k in ("objective", "acceptance_criteria", "scope", "write_boundary", "verification", "risk")
-    }
-    deltas["write_boundary"] = {"material": True, "summary": "add docs/"}
-    return templates.amendment(
-        plan_sha256=psha,
-        amendment_sha256=None,
-        deltas=deltas,
-        objective="Do it",
-        acceptance=["works"],
-        scope="src and docs",
-        boundary=("src/**", "docs/**"),
-        verification=VERIFICATION,
-    )
-
-
 def _blocked_and_paused(repo: Repo, psha: str) -> None:
     repo.write(f"{FOLDER}/001-review.md", review_md(psha, "BLOCKED"))
     repo.write(f"{FOLDER}/002-pause.md", _pause(repo, psha, "paused_blocked"))
@@ -110,10 +92,10 @@ def _to_state(repo: Repo, case: str) -> None:
             w(f"{FOLDER}/002-repair.md", repair_md(psha, "001-review.md", 1)),
         ),
         "reviewing": lambda: w(f"{FOLDER}/001-review.md", review_md(psha, "PASS")),
-        "awaiting_amendment_approval": lambda: w(f"{FOLDER}/001-amendment.md", _amendment(psha)),
+        "awaiting_amendment_approval": lambda: w(f"{FOLDER}/001-amendment.md", amendment_md(psha, material=True)),
         "awaiting_amendment_approval-after-pause": lambda: (
             _blocked_and_paused(repo, psha),
-            w(f"{FOLDER}/003-amendment.md", _amendment(psha)),
+            w(f"{FOLDER}/003-amendment.md", amendment_md(psha, material=True)),
         ),
         "awaiting_resume_approval": lambda: (
             _blocked_and_paused(repo, psha),
@@ -122,7 +104,7 @@ def _to_state(repo: Repo, case: str) -> None:
         "awaiting_amendment_approval-after-resume": lambda: (
             _blocked_and_paused(repo, psha),
             w(f"{FOLDER}/003-resume.md", _resume(repo, psha, "002-pause.md")),
-            w(f"{FOLDER}/004-amendment.md", _amendment(psha)),
+            w(f"{FOLDER}/004-amendment.md", amendment_md(psha, material=True)),
         ),
         "paused_no_progress": lambda: (
             w(f"{FOLDER}/001-review.md", review_md(psha, "REPAIR_REQUIRED", ("F1",))),
