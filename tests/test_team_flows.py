@@ -22,10 +22,9 @@ team = test_scenarios.team
 team_template = test_scenarios.team_template
 
 
-def test_a_clean_merge_of_main_passes_at_pre_merge_commit(team: Team) -> None:
-    """`git merge origin/main` on a planned branch: git runs pre-merge-commit before it
-    writes MERGE_HEAD; the gate still knows the merge and judges only the branch's own
-    change (main's file is not the branch's work)."""
+def _work_while_main_moves_on(team: Team) -> Clone:
+    """Alice commits work under her plan while Bob's pull request lands on main; she has
+    fetched it, and has not merged it yet."""
     alice, bob = team.developer("alice"), team.developer("bob")
     start(alice, "alice/app", "app", "src/app.py")
     alice.write("src/app.py", "x = 1\n")
@@ -33,6 +32,14 @@ def test_a_clean_merge_of_main_passes_at_pre_merge_commit(team: Team) -> None:
     pr(team, bob, "bob/docs", "docs", "docs/guide.md", "# guide\n\nMore.\n")
     team.merge("bob/docs", "merge")
     alice.git("fetch", "-q", "origin")
+    return alice
+
+
+def test_a_clean_merge_of_main_passes_at_pre_merge_commit(team: Team) -> None:
+    """`git merge origin/main` on a planned branch: git runs pre-merge-commit before it
+    writes MERGE_HEAD; the gate still knows the merge and judges only the branch's own
+    change (main's file is not the branch's work)."""
+    alice = _work_while_main_moves_on(team)
     res = alice.git("merge", "--no-edit", "origin/main", check=False)
     assert res.returncode == 0, res.stdout + res.stderr
     assert len(alice.git("log", "-1", "--format=%P").stdout.split()) == 2  # a merge commit
@@ -44,13 +51,7 @@ def test_an_evil_merge_is_still_caught_at_push_and_ci(team: Team) -> None:
     """A merge of main that also slips in a change outside the boundary: the merge commit
     is made with `--no-verify` (or passes pre-merge-commit), but pre-push refuses it and
     CI blocks it (HG101)."""
-    alice, bob = team.developer("alice"), team.developer("bob")
-    start(alice, "alice/app", "app", "src/app.py")
-    alice.write("src/app.py", "x = 1\n")
-    alice.commit("Work: app")
-    pr(team, bob, "bob/docs", "docs", "docs/guide.md", "# guide\n\nMore.\n")
-    team.merge("bob/docs", "merge")
-    alice.git("fetch", "-q", "origin")
+    alice = _work_while_main_moves_on(team)
     alice.git("merge", "--no-commit", "origin/main")
     alice.write("README.md", "# app, evil\n")
     alice.git("add", "README.md")
