@@ -176,11 +176,11 @@ def test_approve_in_an_inactive_repository(repo: Repo) -> None:
 
 
 def test_amendment_the_lifecycle_rejects_is_not_put_to_the_approver(repo: Repo) -> None:
-    from tests.test_lifecycle import _amendment
+    from tests.helpers import amendment_md
 
     folder = repo.new_plan()
     repo.approve()
-    repo.write(f"{folder}/001-amendment.md", _amendment(plan_sha(repo, folder), material=False))
+    repo.write(f"{folder}/001-amendment.md", amendment_md(plan_sha(repo, folder), material=False))
     res = repo.cli("approve", input="y\n")
     assert res.exit_code == 1
     assert "HG406" in res.output
