@@ -474,10 +474,13 @@ def deny_reason(tool: str, findings: Sequence[tuple[str, str, str]], header: str
     return "\n".join(lines)
 
 
-def resolve(root: Path, cwd: Path, raw: str, real_root: str | None = None) -> tuple[list[str], str | None]:
+def resolve(
+    root: Path, cwd: Path, raw: str, real_root: str | None = None, links: dict[str, bool] | None = None
+) -> tuple[list[str], str | None]:
     """The repository-relative paths a write to `raw` lands on (as named, and where symbolic
-    links lead, when that differs), or why it lands nowhere the gate allows. `real_root`:
-    `root` with its links resolved, when the caller has it (Stop resolves every path)."""
+    links lead, when that differs), or why it lands nowhere the gate allows. `real_root`
+    (`root` with its links resolved) and `links` (what `_unlinked` found) are a caller's
+    that resolves many paths (Stop): each folder is then looked at once, not once per path."""
     if not raw or "\0" in raw:
         return [], "not a file name"
     joined = str(cwd / raw)
@@ -487,7 +490,7 @@ def resolve(root: Path, cwd: Path, raw: str, real_root: str | None = None) -> tu
     rel = _inside(lexical, top)
     if rel is None:
         rel = _inside(lexical, real_top)
-    real = os.path.realpath(joined)
+    real = (_unlinked(real_top, rel, links) if rel and links is not None else None) or os.path.realpath(joined)
     real_rel = _inside(real, real_top)
     if rel is None and real_rel is None:
         return [], f"outside the repository `{top}`"
@@ -501,6 +504,26 @@ def resolve(root: Path, cwd: Path, raw: str, real_root: str | None = None) -> tu
         if first.casefold() == ".git":
             return [], "inside `.git`: git's own files (hooks, config) are never an agent's to write"
     return named, None
+
+
+def _unlinked(real_top: str, rel: str, links: dict[str, bool]) -> str | None:
+    """`rel` below `real_top` when nothing on the way is a symbolic link, so that it is its
+    own real path (what os.path.realpath says, which looks at every folder of every path
+    again); None when one is (os.path.realpath then follows it). `links` remembers each
+    folder looked at. As realpath, a name that cannot be looked at is no link."""
+    here = real_top.rstrip("/")  # the file system's root, too
+    for part in rel.split("/"):
+        here = f"{here}/{part}"
+        link = links.get(here)
+        if link is None:
+            try:
+                link = stat.S_ISLNK(os.lstat(here).st_mode)
+            except OSError:
+                link = False
+            links[here] = link
+        if link:
+            return None
+    return here
 
 
 def _nested_repository(root: Path, rel: str, seen: dict[str, str | None]) -> str | None:
@@ -567,9 +590,9 @@ def judge_paths(
     out: list[tuple[str, str, str]] = []
     changes: list[Any] = []
     seen: dict[str, str | None] = {}  # folders looked at for a nested repository
-    real_root = os.path.realpath(root)
+    real_root, symlinks = os.path.realpath(root), dict[str, bool]()  # folders looked at for a link
     for raw, status in paths:
-        named, why = resolve(root, cwd, raw, real_root)
+        named, why = resolve(root, cwd, raw, real_root, symlinks)
         if why is not None:
             out.append(("HG104", raw, why))
             continue

@@ -624,15 +624,22 @@ def test_stop_looks_at_each_folder_once(gated: Repo, monkeypatch: pytest.MonkeyP
     gated.write("src/sub/.git/HEAD", "ref: refs/heads/main\n")  # a nested repository is still refused
     gated.write("src/sub/deep/x.py", "x = 1\n")
     gated.git("add", "-f", "--", "src/sub/deep/x.py")
-    looked: list[str] = []
-    real = os.path.lexists
+    looked: list[str] = []  # for a nested repository
+    stepped: list[str] = []  # for a symbolic link on the way
+    real_lexists, real_lstat = os.path.lexists, os.lstat
 
     def lexists(path: Any) -> bool:
         if os.fspath(path).endswith("/.git"):
             looked.append(os.fspath(path))
-        return real(path)
+        return real_lexists(path)
+
+    def lstat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if "/src/d0" in os.fspath(path) and not os.fspath(path).endswith("/.git"):
+            stepped.append(os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
 
     monkeypatch.setattr(os.path, "lexists", lexists)
+    monkeypatch.setattr(os, "lstat", lstat)
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(gated.path))
     monkeypatch.chdir(gated.path)
     _code, out, _ = in_process(gated, stop_payload(gated, session_id="deep"))
@@ -640,6 +647,7 @@ def test_stop_looks_at_each_folder_once(gated: Repo, monkeypatch: pytest.MonkeyP
     assert "src/sub/deep/x.py" in reason and "nested in this one" in reason
     assert folder not in reason  # the deep files are inside the boundary
     assert len(looked) == len(set(looked)) <= 12 + 3, len(looked)  # src, d0..d11; src/sub, its deep/
+    assert len(stepped) == len(set(stepped)) <= 12 + 40, len(stepped)  # d0..d11, each file
 
 
 @pytest.mark.slow
