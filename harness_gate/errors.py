@@ -42,6 +42,16 @@ def not_enough_history(message: str) -> HarnessGateError:
     return HarnessGateError("HG905", message)
 
 
+def nothing_to_judge_in_ci() -> HarnessGateError:
+    """HG950, exit 2: `check --staged` in CI with nothing staged (a fresh clone: pre-commit.ci,
+    `pre-commit run --all-files`), where "Passed" would say nothing about the branch."""
+    return HarnessGateError(
+        "HG950",
+        "CI with nothing staged: the index of a fresh clone holds no change to judge; "
+        "the GitHub Action judges the branch's commits (docs/action.md)",
+    )
+
+
 class Refused(HarnessGateError):
     """An authoring command that cannot do what was asked in the plan's current state (no
     plan, a precondition not met): it writes nothing and reports its findings, exit 1 (one

@@ -57,6 +57,7 @@ SECURITY_SEVERITY = {
     "HG204": "8.0",  # an approval record not written by `approve`: forged or edited
     "HG210": "8.0",  # approved bytes changed after the approval
     "HG211": "8.0",  # the approval or evidence log rewritten
+    "HG212": "8.0",  # a committed review or completion changed or deleted (authority handed back)
     "HG213": "8.0",  # an approval copied from another plan
     "HG214": "8.0",  # an approval copied from another repository
     "HG215": "8.0",  # an approval replayed
@@ -65,6 +66,8 @@ SECURITY_SEVERITY = {
     "HG218": "9.0",  # a review not signed by an allowed signer
     "HG219": "7.0",  # the code's author reviewed it
     "HG221": "9.5",  # the trust anchors changed without a trusted signature
+    "HG616": "8.0",  # an append-only progress log rewritten
+    "HG624": "8.0",  # a runtime evidence log rewritten
 }
 _INDEX = {code: i for i, code in enumerate(RULES)}
 # GitHub code scanning rejects a whole run with more results than this: the most important

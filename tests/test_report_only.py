@@ -4,7 +4,6 @@ block" in every output, and exits 0; an error still exits 2 (docs/config.md)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -94,8 +93,8 @@ def test_an_error_still_exits_2() -> None:
     assert (Report("check", (f,), report_only=True).exit_code, Report("check", (f,)).exit_code) == (0, 1)
 
 
-def test_github_final_line_without_a_summary() -> None:
+def test_github_final_line_without_a_summary(monkeypatch: pytest.MonkeyPatch) -> None:
     f = finding("HG101", "x", "outside")
-    os.environ.pop("GITHUB_STEP_SUMMARY", None)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     line = github.final_line(Report("check", (f,), report_only=True))
     assert line.startswith("harness-gate: would block (1 finding that would block; report-only mode")

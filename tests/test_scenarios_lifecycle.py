@@ -84,7 +84,7 @@ def test_verify_shows_progress_on_a_terminal(team: Team) -> None:
     assert "... 1s" in text and "... 2s" in text  # the elapsed time while it runs
     last = text.replace("\r\n", "\n").rstrip("\n").rsplit("\r", 1)[-1]
     assert "PASS" in last and last.startswith("\x1b[Kslow `")
-    assert timeline[0][0] < 1.0  # the first line came before the command ended
+    assert timeline[-1][0] - timeline[0][0] > 1.5  # the first line came while the command ran
 
 
 def _reviewed(dev: Clone, verdict: str, finding_id: str = "F1") -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 from harness_gate import artifacts_tree, branches, cache, fingerprints, gate, git, governance, ranges, trust
 from harness_gate.branches import Origins
-from harness_gate.errors import HarnessGateError, not_enough_history, usage
+from harness_gate.errors import not_enough_history, nothing_to_judge_in_ci, usage
 from harness_gate.findings import Finding
 from harness_gate.ranges import Head
 from harness_gate.report import INACTIVE, Report
@@ -177,11 +177,7 @@ def _check_index(
     if not changes and not others and in_ci():
         # A fresh clone in CI (pre-commit.ci, `pre-commit run --all-files` in a workflow):
         # the index equals HEAD, and "Passed" would say nothing about the branch's commits.
-        raise HarnessGateError(
-            "HG950",
-            "CI with nothing staged: the index of a fresh clone holds no change to judge; "
-            "the GitHub Action judges the branch's commits (docs/action.md)",
-        )
+        raise nothing_to_judge_in_ci()
     new = artifacts_tree.from_index(root, cfg)
     anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
     new = trust.vouched(new, anchors, None)
