@@ -1,9 +1,9 @@
 """Verification evidence (`evidence.jsonl`): records, the policy hash and freshness.
 
 Evidence is fresh for a state when, for every required command of the effective
-policy, the newest record for it matches the state's tree fingerprint, the plan hash
-and the policy hash, and says PASS. Reading the newest records walks the log from its
-end, so a long log costs no more than a short one.
+policy, the newest record for it names the plan whose log holds it, matches the state's
+tree fingerprint, the plan hash and the policy hash, and says PASS. Reading the newest
+records walks the log from its end, so a long log costs no more than a short one.
 """
 
 from __future__ import annotations
@@ -21,11 +21,14 @@ from typing import Any
 from harness_gate import jsonstrict, schema
 from harness_gate.findings import Finding, finding
 
-SCHEMA_ID = "harness-gate.evidence/v1"
+SCHEMA_ID = "harness-gate.evidence/v2"
+# v1 records name no plan: still valid lines (reviews cite them), never fresh for a plan.
+SCHEMA_V1 = "harness-gate.evidence/v1"
 KEY_ORDER = [
     "schema", "command_id", "command", "exit_code", "status", "key_output", "timestamp", "duration_ms", "tree",
-    "plan_sha256", "policy",
+    "plan", "plan_sha256", "policy",
 ]  # fmt: skip
+KEY_ORDER_V1 = [k for k in KEY_ORDER if k != "plan"]
 KEY_OUTPUT_CHARS = 4000
 ID_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
 _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
@@ -41,6 +44,7 @@ class Record:
     timestamp: str
     duration_ms: int
     tree: str
+    plan: str | None  # the id of the plan it was recorded for; None in a v1 record
     plan_sha256: str
     policy: str
     line: int  # 1-based; 0 when unknown (a log on disk read from its end)
@@ -77,6 +81,7 @@ def record_line(
     key_output: str,
     duration_ms: int,
     tree: str,
+    plan: str,
     plan_sha256: str,
     policy: str,
     now: dt.datetime | None = None,
@@ -92,6 +97,7 @@ def record_line(
         "timestamp": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "duration_ms": duration_ms,
         "tree": tree,
+        "plan": plan,
         "plan_sha256": plan_sha256,
         "policy": policy,
     }
@@ -111,7 +117,7 @@ def parse_line(raw: bytes, number: int) -> tuple[Record | None, str]:
         obj = jsonstrict.loads_object(text, text_ok=True)
     except jsonstrict.StrictJSONError as exc:
         return None, f"invalid JSON: {exc}"
-    if obj.get("schema") != SCHEMA_ID:
+    if obj.get("schema") not in (SCHEMA_ID, SCHEMA_V1):
         return None, f"unknown schema {str(obj.get('schema'))[:60]!r} (expected {SCHEMA_ID})"
     problems = schema.errors("evidence", obj)
     if problems:
@@ -129,9 +135,10 @@ def parse_line(raw: bytes, number: int) -> tuple[Record | None, str]:
         dt.datetime.strptime(obj["timestamp"], "%Y-%m-%dT%H:%M:%SZ")
     except ValueError:
         return None, f"timestamp {obj['timestamp']!r} is not a real UTC time"
-    if list(obj) != KEY_ORDER or jsonstrict.dumps_canonical(obj) != text:
+    order = KEY_ORDER if obj["schema"] == SCHEMA_ID else KEY_ORDER_V1
+    if list(obj) != order or jsonstrict.dumps_canonical(obj) != text:
         return None, "not in canonical form (extra characters, spacing or key order)"
-    fields = {k: obj[k] for k in KEY_ORDER[1:]}
+    fields: dict[str, Any] = {k: obj.get(k) for k in KEY_ORDER[1:]}  # `plan` None in v1
     return Record(**fields, line=number, sha256=hashlib.sha256(raw).hexdigest()), ""
 
 
@@ -270,7 +277,8 @@ def validate_file(rel: str, path: Path) -> list[Finding]:
 @dataclass(frozen=True)
 class Freshness:
     command_id: str
-    reason: str  # "fresh", "missing", "tree-moved", "plan-changed", "command-drift", "failed", "timeout"
+    # "fresh", "missing", "other-plan", "tree-moved", "plan-changed", "command-drift", "failed", "timeout"
+    reason: str
     record: Record | None
     detail: str = ""
 
@@ -281,6 +289,7 @@ class Freshness:
 
 REASON_CODES = {
     "missing": "HG301",
+    "other-plan": "HG320",
     "tree-moved": "HG302",
     "plan-changed": "HG303",
     "command-drift": "HG304",
@@ -290,13 +299,25 @@ REASON_CODES = {
 
 
 def freshness(
-    records: Mapping[str, Record], commands: Sequence[Mapping[str, Any]], *, tree: str, plan_sha256: str, policy: str
+    records: Mapping[str, Record],
+    commands: Sequence[Mapping[str, Any]],
+    *,
+    tree: str,
+    plan: str,
+    plan_sha256: str,
+    policy: str,
 ) -> list[Freshness]:
+    """`plan`: the id of the plan whose log holds the records. A record speaks of one plan:
+    copied into another plan's log (even one whose plan.md has the same bytes) it is not
+    that plan's evidence; a v1 record names no plan, so it is no plan's."""
     out = []
     for cmd in commands:
         rec = records.get(cmd["id"])
         if rec is None:
             out.append(Freshness(cmd["id"], "missing", None))
+        elif rec.plan != plan:
+            why = f"recorded for plan `{rec.plan}`" if rec.plan is not None else f"a {SCHEMA_V1} record names no plan"
+            out.append(Freshness(cmd["id"], "other-plan", rec, why))
         elif rec.command != cmd["command"] or rec.policy != policy:
             out.append(Freshness(cmd["id"], "command-drift", rec, f"recorded `{rec.command}`"))
         elif rec.plan_sha256 != plan_sha256:

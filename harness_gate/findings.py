@@ -212,6 +212,12 @@ RULES: dict[str, Rule] = _rules(
         "them, ignore them (`.git/info/exclude` for this clone only), or name them in `verify_outputs`; then verify.",
     ),
     Rule(
+        "HG320",
+        "evidence is another plan's",
+        "A record counts only in the log of the plan it names (a copy from another plan's log, even one whose "
+        "plan.md has the same bytes, is not this plan's; a v1 record names no plan): run `harness-gate verify`.",
+    ),
+    Rule(
         "HG340",
         "a re-run command wrote the runner's files",
         "A `--reverify` command runs without the runner's file-command variables; one that writes those files "

@@ -24,7 +24,9 @@ SHOWN_PATHS = 10
 # What CI blocks a branch on that the plan's own way to its end clears (`status` names the
 # step for each): stale or missing evidence (`verify`), a review that does not count or
 # does not pass, a plan still open.
-EVIDENCE_CODES = frozenset({"HG301", "HG302", "HG303", "HG304", "HG305", "HG306", "HG307", "HG308", "HG309", "HG310"})
+EVIDENCE_CODES = frozenset(
+    {"HG301", "HG302", "HG303", "HG304", "HG305", "HG306", "HG307", "HG308", "HG309", "HG310", "HG320"}
+)
 STALE_REVIEW, FAILED_REVIEW, OPEN_PLAN = "HG413", "HG414", "HG415"
 LIFECYCLE_CODES = EVIDENCE_CODES | {STALE_REVIEW, FAILED_REVIEW, OPEN_PLAN}
 PASSING = ("PASS", "PASS_WITH_NOTES")
@@ -50,7 +52,9 @@ def state_freshness(
     else:
         records, problems = evidence.newest(rel, snap.files.get(rel, b""), ids)
     policy = evidence.policy_hash(life.policy.verification)
-    fresh = evidence.freshness(records, commands, tree=tree, plan_sha256=life.plan_sha256, policy=policy)
+    fresh = evidence.freshness(
+        records, commands, tree=tree, plan=folder.plan_id, plan_sha256=life.plan_sha256, policy=policy
+    )
     return fresh, problems
 
 

@@ -19,6 +19,7 @@ def run_and_record(
     command: str,
     shell: bool,
     timeout: float,
+    plan: str,
     plan_sha256: str,
     policy: str,
     inputs: fingerprints.Inputs | None = None,
@@ -52,6 +53,7 @@ def run_and_record(
         key_output=output,
         duration_ms=outcome.duration_ms,
         tree=before,
+        plan=plan,
         plan_sha256=plan_sha256,
         policy=policy,
     )

@@ -97,6 +97,11 @@ def test_every_json_command_in_every_outcome_matches_the_documented_schema(
     repo.write("src/a.py", "a = 1\n")
     repo.git("add", "-A")
     check("check", "--staged", exit_code=0)
+    check("agent-sandbox", "--runtime", "claude", exit_code=0)
+    # Refused (one finding, exit 1): the plan is not paused, so there is no Pause Report to
+    # write and nothing to resume.
+    check("pause", exit_code=1)
+    check("resume", exit_code=1)
     check("explain", "src/a.py", "other.py", exit_code=1)
     check("verify", exit_code=0)
     check("record", "--", PY, "-c", "pass", exit_code=0)

@@ -82,7 +82,10 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
         data={"artifact": path, "sha256": art.sha256, "gate": approval_gate},
         lines=(
             f"Approval activated: {approval_gate} {path} sha256 {art.sha256}",
-            f"recorded in {folder.path}/approvals.jsonl; commit it with the artifact",
+            f"recorded in {folder.path}/approvals.jsonl",
+            # A new artifact is untracked: `git commit -a` would leave it out, and the
+            # approval would then name bytes the commit does not hold.
+            f"next: commit both: git add {path} {folder.path}/approvals.jsonl && git commit",
         ),
     )
 

@@ -62,7 +62,8 @@ def verify(cwd: Path, plan_id: str | None, only: Sequence[str], progress: Progre
         with progress.command(cmd["id"], cmd["command"]) if progress else contextlib.nullcontext() as shown:
             tree, rec, changed, own = recording.run_and_record(
                 root, snap.config, log, command_id=cmd["id"], command=cmd["command"], shell=cmd.get("shell", False),
-                timeout=cmd["timeout_seconds"], plan_sha256=life.plan_sha256, policy=policy, inputs=inputs,
+                timeout=cmd["timeout_seconds"], plan=folder.plan_id, plan_sha256=life.plan_sha256, policy=policy,
+                inputs=inputs,
             )  # fmt: skip
             if shown is not None:
                 shown.result = f"{rec.status} {rec.duration_ms / 1000:.1f}s"
@@ -105,8 +106,8 @@ def record(cwd: Path, plan_id: str | None, command_id: str, argv: Sequence[str],
     assert life.policy is not None and life.plan_sha256 is not None  # noqa: S101
     tree, rec, changed, own = recording.run_and_record(
         root, snap.config, _log(root, folder), command_id=command_id, command=command, shell=False,
-        timeout=timeout, plan_sha256=life.plan_sha256, policy=evidence.policy_hash(life.policy.verification),
-        inputs=fingerprints.Inputs.now(root, snap.config),
+        timeout=timeout, plan=folder.plan_id, plan_sha256=life.plan_sha256,
+        policy=evidence.policy_hash(life.policy.verification), inputs=fingerprints.Inputs.now(root, snap.config),
     )  # fmt: skip
     found = [recording.changed_tree(folder, command_id, changed)] if changed else []
     if own != "PASS":

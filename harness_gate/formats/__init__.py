@@ -284,7 +284,9 @@ def check_changes(
 def evidence_lookup(files: Mapping[str, bytes], fingerprint: Callable[[], str]) -> Callable[[str], str | None]:
     """Fresh evidence for a command on the judged state's tree, from the evidence logs of
     every plan folder that state holds (`harness-gate record` writes them): None when the
-    newest record of exactly that command on exactly this tree passed, else why not."""
+    newest record of exactly that command on exactly this tree passed, else why not. A
+    record counts only in the log of the plan it names (docs/evidence.md): one copied into
+    another folder's log, or a v1 record that names no plan, is no evidence."""
     from harness_gate import evidence  # noqa: PLC0415  (only when a format asks)
 
     # The newest record of each (command, tree), built on the first query: a state whose
@@ -298,9 +300,10 @@ def evidence_lookup(files: Mapping[str, bytes], fingerprint: Callable[[], str]) 
             log = files.get(path) if path.endswith("/evidence.jsonl") else None
             if log is None:
                 continue  # not a log, or over its cap (reported where it is read)
+            folder = path.rsplit("/", 2)[-2]  # the plan id: plans/<id>/evidence.jsonl
             for n, raw in enumerate(log.split(b"\n")[:-1], start=1):
                 rec, _ = evidence.parse_line(raw, n)
-                if rec is None:
+                if rec is None or rec.plan != folder:
                     continue
                 key = (rec.command, rec.tree)
                 newest = index.get(key)

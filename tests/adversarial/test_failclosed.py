@@ -200,7 +200,7 @@ def test_disk_full_while_appending_evidence(repo: Repo) -> None:
     # while git's own small writes (objects, the private index copy) stay below it.
     line = evidence.record_line(
         command_id="older", command="true", exit_code=0, status="PASS", key_output="x" * 4000,
-        duration_ms=1, tree="0" * 40, plan_sha256="0" * 64, policy="0" * 64,
+        duration_ms=1, tree="0" * 40, plan="p1", plan_sha256="0" * 64, policy="0" * 64,
     )  # fmt: skip
     log.write_text(line * 8)
     before = log.read_bytes()
@@ -316,12 +316,12 @@ def test_active_as_a_symlink(gated: Repo) -> None:
 
 
 def test_unknown_schema_in_an_evidence_record(repo: Repo) -> None:
-    """A record that says it is `harness-gate.evidence/v2` is not evidence (HG307)."""
+    """A record that says it is `harness-gate.evidence/v9` is not evidence (HG307)."""
     setup_gated(repo, config=EVIDENCE_AT_PRE_PUSH)
     repo.write("src/a.py", "a = 2\n")
     assert report(repo, "verify")["exit_code"] == 0
     log = repo.path / FOLDER / "evidence.jsonl"
-    log.write_bytes(log.read_bytes().replace(b"harness-gate.evidence/v1", b"harness-gate.evidence/v2"))
+    log.write_bytes(log.read_bytes().replace(b"harness-gate.evidence/v2", b"harness-gate.evidence/v9"))
     repo.git("add", "-A")
     log_path = f"{FOLDER}/evidence.jsonl"
     assert check(repo, "--stage", "pre-push", "--staged") == (1, [("HG301", log_path), ("HG307", log_path)])

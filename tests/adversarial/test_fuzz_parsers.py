@@ -1227,6 +1227,7 @@ def _valid_evidence_line(**overrides: Any) -> str:
         "key_output": "5 passed\n\tok",
         "duration_ms": 1234,
         "tree": helpers.TREE,
+        "plan": "p1",
         "plan_sha256": SHA_A,
         "policy": SHA_B,
         "now": NOW,
@@ -1243,7 +1244,7 @@ def _evidence_problem(obj: dict[str, Any]) -> str | None:
     if list(obj) != evidence.KEY_ORDER:
         return "keys"
     rules: dict[str, Callable[[Any], bool]] = {
-        "schema": lambda v: v == "harness-gate.evidence/v1",
+        "schema": lambda v: v == "harness-gate.evidence/v2",
         "command_id": lambda v: isinstance(v, str) and re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,63}", v) is not None,
         "command": lambda v: _text_ok(v, lines=True) and "\n" not in v and not v.isspace() and 1 <= len(v) <= 4096,
         "exit_code": lambda v: v is None or (type(v) is int and -255 <= v <= 255),
@@ -1252,6 +1253,7 @@ def _evidence_problem(obj: dict[str, Any]) -> str | None:
         "timestamp": _real_utc_time,
         "duration_ms": lambda v: type(v) is int and v >= 0,
         "tree": lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", v) is not None,
+        "plan": lambda v: isinstance(v, str) and re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,63}", v) is not None,
         "plan_sha256": lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None,
         "policy": lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) is not None,
     }
@@ -1410,6 +1412,7 @@ def test_evidence_record_round_trip(
         "key_output": key_output,
         "duration_ms": duration_ms,
         "tree": tree,
+        "plan": "p1",
         "plan_sha256": SHA_A,
         "policy": SHA_B,
     }

@@ -19,9 +19,7 @@ from tests.helpers import PY, Repo, adopted_main, blocked_branch
 
 pytestmark = pytest.mark.integration
 # `init`'s configuration, its entries run from this interpreter (no harness-gate on PATH needed).
-LOCAL_CONFIG = hooks.local_config("harness").replace(
-    "entry: harness-gate ", f"entry: {sys.executable} -m harness_gate "
-)
+LOCAL_CONFIG = hooks.local_config().replace("entry: harness-gate ", f"entry: {sys.executable} -m harness_gate ")
 
 
 def test_all_files_in_a_fresh_ci_clone_fails_closed(repo: Repo, tmp_path: Path) -> None:
@@ -63,12 +61,12 @@ def test_all_files_in_a_fresh_ci_clone_fails_closed(repo: Repo, tmp_path: Path) 
 
 
 def test_inits_configuration_has_pre_commit_ci_skip_its_system_hooks(tmp_path: Path) -> None:
-    config = yaml.safe_load(hooks.local_config("harness"))
+    config = yaml.safe_load(hooks.local_config())
     ids = [h["id"] for h in config["repos"][0]["hooks"]]
     assert all(h["language"] == "system" for h in config["repos"][0]["hooks"])
     assert config["ci"]["skip"] == ids
     path = tmp_path / ".pre-commit-config.yaml"
-    path.write_text(hooks.local_config("harness"))
+    path.write_text(hooks.local_config())
     proc = subprocess.run(
         [sys.executable, "-m", "pre_commit", "validate-config", str(path)], capture_output=True, check=False
     )

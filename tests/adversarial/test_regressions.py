@@ -51,6 +51,7 @@ def _evidence(**overrides: Any) -> str:
         "key_output": "ok",
         "duration_ms": 1,
         "tree": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        "plan": "p1",
         "plan_sha256": "a" * 64,
         "policy": "b" * 64,
     }

@@ -71,6 +71,23 @@ def test_formats_list_names_the_files(repo: Repo) -> None:
     assert {"format": "loop", "path": ".harness/spec.md"} in rows
 
 
+def test_evidence_lookup_counts_a_record_only_in_its_own_plans_log() -> None:
+    """A PASS copied into another plan's log, or one in the v1 form that names no plan,
+    proves nothing; the same record in the log of the plan it names does."""
+    tree = "a" * 40
+    line = evidence.record_line(
+        command_id="t", command="make a", exit_code=0, status="PASS", key_output="",
+        duration_ms=1, tree=tree, plan="p1", plan_sha256="0" * 64, policy="0" * 64,
+    )  # fmt: skip
+    rec = json.loads(line)
+    del rec["plan"]
+    v1 = json.dumps({**rec, "schema": "harness-gate.evidence/v1"}, separators=(",", ":")) + "\n"
+    assert evidence.parse_line(v1.rstrip("\n").encode(), 1)[0] is not None  # a valid line
+    for log in ({"plans/p2/evidence.jsonl": line.encode()}, {"plans/p1/evidence.jsonl": v1.encode()}):
+        assert (formats.evidence_lookup(log, lambda: tree)("make a") or "").startswith("missing:"), log
+    assert formats.evidence_lookup({"plans/p1/evidence.jsonl": line.encode()}, lambda: tree)("make a") is None
+
+
 def test_evidence_lookup_parses_the_logs_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every query answers from one index of the newest record per (command, tree): the
     logs are parsed on the first query only, and a tie in time goes to the later line."""
@@ -81,7 +98,7 @@ def test_evidence_lookup_parses_the_logs_once(monkeypatch: pytest.MonkeyPatch) -
         code = 0 if status == "PASS" else 1
         return evidence.record_line(
             command_id="t", command=command, exit_code=code, status=status, key_output="",
-            duration_ms=1, tree=on, plan_sha256="0" * 64, policy="0" * 64,
+            duration_ms=1, tree=on, plan="p1", plan_sha256="0" * 64, policy="0" * 64,
             now=when + dt.timedelta(seconds=later),
         )  # fmt: skip
 
