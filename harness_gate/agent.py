@@ -474,18 +474,23 @@ def deny_reason(tool: str, findings: Sequence[tuple[str, str, str]], header: str
     return "\n".join(lines)
 
 
-def resolve(root: Path, cwd: Path, raw: str) -> tuple[list[str], str | None]:
+def resolve(
+    root: Path, cwd: Path, raw: str, real_root: str | None = None, links: dict[str, bool] | None = None
+) -> tuple[list[str], str | None]:
     """The repository-relative paths a write to `raw` lands on (as named, and where symbolic
-    links lead, when that differs), or why it lands nowhere the gate allows."""
+    links lead, when that differs), or why it lands nowhere the gate allows. `real_root`
+    (`root` with its links resolved) and `links` (what `_unlinked` found) are a caller's
+    that resolves many paths (Stop): each folder is then looked at once, not once per path."""
     if not raw or "\0" in raw:
         return [], "not a file name"
     joined = str(cwd / raw)
-    top, real_top = os.path.normpath(root), os.path.realpath(root)
+    top = os.path.normpath(root)
+    real_top = os.path.realpath(root) if real_root is None else real_root
     lexical = os.path.normpath(joined)
     rel = _inside(lexical, top)
     if rel is None:
         rel = _inside(lexical, real_top)
-    real = os.path.realpath(joined)
+    real = (_unlinked(real_top, rel, links) if rel and links is not None else None) or os.path.realpath(joined)
     real_rel = _inside(real, real_top)
     if rel is None and real_rel is None:
         return [], f"outside the repository `{top}`"
@@ -501,14 +506,42 @@ def resolve(root: Path, cwd: Path, raw: str) -> tuple[list[str], str | None]:
     return named, None
 
 
-def _nested_repository(root: Path, rel: str) -> str | None:
+def _unlinked(real_top: str, rel: str, links: dict[str, bool]) -> str | None:
+    """`rel` below `real_top` when nothing on the way is a symbolic link, so that it is its
+    own real path (what os.path.realpath says, which looks at every folder of every path
+    again); None when one is (os.path.realpath then follows it). `links` remembers each
+    folder looked at. As realpath, a name that cannot be looked at is no link."""
+    here = real_top.rstrip("/")  # the file system's root, too
+    for part in rel.split("/"):
+        here = f"{here}/{part}"
+        link = links.get(here)
+        if link is None:
+            try:
+                link = stat.S_ISLNK(os.lstat(here).st_mode)
+            except OSError:
+                link = False
+            links[here] = link
+        if link:
+            return None
+    return here
+
+
+def _nested_repository(root: Path, rel: str, seen: dict[str, str | None]) -> str | None:
     """The directory on the way to `rel` that holds a `.git` of its own (another work tree,
-    which this repository's gate does not judge), or None."""
-    parts = rel.split("/")[:-1]
-    for i in range(1, len(parts) + 1):
-        here = "/".join(parts[:i])
-        if any(p.casefold() == ".git" for p in parts[:i]) or os.path.lexists(root / here / ".git"):
-            return here
+    which this repository's gate does not judge), or None. `seen` remembers each directory
+    already looked at (the answer for it and the ones above it), so that a Stop over many
+    files in deep folders looks at each folder once, not once per file and level."""
+    top = os.fspath(root)
+    here = ""
+    for part in rel.split("/")[:-1]:
+        here = f"{here}/{part}" if here else part
+        if here in seen:
+            found = seen[here]
+        else:
+            found = here if part.casefold() == ".git" or os.path.lexists(f"{top}/{here}/.git") else None
+            seen[here] = found
+        if found is not None:
+            return found
     return None
 
 
@@ -556,13 +589,15 @@ def judge_paths(
     head: str = location.head
     out: list[tuple[str, str, str]] = []
     changes: list[Any] = []
+    seen: dict[str, str | None] = {}  # folders looked at for a nested repository
+    real_root, symlinks = os.path.realpath(root), dict[str, bool]()  # folders looked at for a link
     for raw, status in paths:
-        named, why = resolve(root, cwd, raw)
+        named, why = resolve(root, cwd, raw, real_root, symlinks)
         if why is not None:
             out.append(("HG104", raw, why))
             continue
         for rel in named:
-            nested = _nested_repository(root, rel)
+            nested = _nested_repository(root, rel, seen)
             if nested is not None:
                 out.append(("HG104", rel, f"inside `{nested}`, a repository of its own nested in this one"))
                 continue
@@ -756,7 +791,11 @@ def _stale_evidence(root: Path) -> list[tuple[str, str, str]]:
     life = lifecycle.replay(folder)
     if life.policy is None or not life.grants_writes:
         return []
-    tree = fingerprints.fingerprint_worktree(root, snap.config)
+    rel = f"{folder.path}/evidence.jsonl"
+    # The work tree's fingerprint (a `git add -A` into a copy of the index, as costly as a
+    # second status) is compared with records only: with none, every command is missing.
+    logged = rel in snap.logs or bool(snap.files.get(rel))
+    tree = fingerprints.fingerprint_worktree(root, snap.config) if logged else ""
     fresh, _ = freshness.state_freshness(snap, folder, life, tree)
     return [
         (

@@ -600,6 +600,56 @@ def test_stop_reports_evidence_that_is_not_fresh_once(repo: Repo) -> None:
     assert hook(repo, {**stop, "stop_hook_active": True})[1] is None
 
 
+def test_stop_fingerprints_the_work_tree_only_to_compare_it_with_evidence(repo: Repo) -> None:
+    """With evidence recorded, Stop compares it with the work tree: fresh after `verify`,
+    stale after a later edit. (Without evidence it skips the fingerprint: all is missing.)"""
+    setup_gated(repo, config='artifacts_dir = "harness"\nreview_stages = []\ncompletion_stages = []\n')
+    repo.write("src/a.py", "a = 2\n")
+    res = repo.cli("verify")
+    assert res.exit_code == 0, res.output
+    assert hook(repo, stop_payload(repo, session_id="fresh"))[:2] == (0, None)
+    repo.write("src/a.py", "a = 3\n")
+    _, out, _ = hook(repo, stop_payload(repo, session_id="moved"))
+    assert out["decision"] == "block" and "evidence for `tests` is" in out["reason"]
+    assert "missing" not in out["reason"]
+
+
+def test_stop_looks_at_each_folder_once(gated: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25: Stop looked for a nested repository in every folder above every changed
+    file, rebuilding each folder's path from the top: files x depth squared (77 s for 250
+    files 20 folders deep). Each folder is looked at once a Stop, whatever the files in it."""
+    folder = "src/" + "/".join(f"d{level}" for level in range(12))
+    for i in range(40):
+        gated.write(f"{folder}/f{i}.py", "x = 1\n")
+    gated.write("src/sub/.git/HEAD", "ref: refs/heads/main\n")  # a nested repository is still refused
+    gated.write("src/sub/deep/x.py", "x = 1\n")
+    gated.git("add", "-f", "--", "src/sub/deep/x.py")
+    looked: list[str] = []  # for a nested repository
+    stepped: list[str] = []  # for a symbolic link on the way
+    real_lexists, real_lstat = os.path.lexists, os.lstat
+
+    def lexists(path: Any) -> bool:
+        if os.fspath(path).endswith("/.git"):
+            looked.append(os.fspath(path))
+        return real_lexists(path)
+
+    def lstat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if "/src/d0" in os.fspath(path) and not os.fspath(path).endswith("/.git"):
+            stepped.append(os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os.path, "lexists", lexists)
+    monkeypatch.setattr(os, "lstat", lstat)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(gated.path))
+    monkeypatch.chdir(gated.path)
+    _code, out, _ = in_process(gated, stop_payload(gated, session_id="deep"))
+    reason = json.loads(out)["reason"]
+    assert "src/sub/deep/x.py" in reason and "nested in this one" in reason
+    assert folder not in reason  # the deep files are inside the boundary
+    assert len(looked) == len(set(looked)) <= 12 + 3, len(looked)  # src, d0..d11; src/sub, its deep/
+    assert len(stepped) == len(set(stepped)) <= 12 + 40, len(stepped)  # d0..d11, each file
+
+
 @pytest.mark.slow
 def test_apply_patch_through_the_shell_is_judged_as_a_patch(gated: Repo) -> None:
     outside = patch("*** Add File: other4.py", "+x")
