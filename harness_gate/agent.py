@@ -180,6 +180,8 @@ def stop_answer(decision: Decision) -> tuple[int, str, str]:
     nothing lets it stop."""
     if decision.kind == "block":
         return 0, json.dumps({"decision": "block", "reason": decision.reason}) + "\n", ""
+    if decision.kind == "note":  # said to the human, the stop goes ahead
+        return 0, json.dumps({"systemMessage": decision.reason}) + "\n", ""
     return 0, "", ""
 
 
@@ -416,11 +418,12 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
 # -- judging paths ------------------------------------------------------------------------------
 
 
-def _repository(cwd: Path, *, prefetch: bool = False) -> tuple[Any, Any] | Decision:
+def _repository(cwd: Path, *, prefetch: bool = False, begin: bool = True) -> tuple[Any, Any] | Decision:
     """(git location, trusted configuration), or the decision for a repository the gate
     does not guard (allow: nothing to enforce). With `prefetch`, git starts at once on the
     reads a write is judged with, as `check --staged` does (git/process.py's contract:
-    what is not read is discarded)."""
+    what is not read is discarded). With `begin`, a session without a record gets one at
+    HEAD (a tool call; never Stop, where a missing record means the fork point)."""
     from harness_gate import artifacts_tree, cache, gate, git  # noqa: PLC0415
 
     location = git.locate(cwd)
@@ -429,7 +432,7 @@ def _repository(cwd: Path, *, prefetch: bool = False) -> tuple[Any, Any] | Decis
     cache.configure(location.cache_dir)  # the parsed configuration and plans, as `check` keeps them
     if location.head is None:
         return Decision("allow", "harness-gate: no commit yet; the adopting commit is not judged")
-    if _SESSION:
+    if _SESSION and begin:
         from harness_gate import agent_session  # noqa: PLC0415
 
         agent_session.begin(location.cache_dir, _SESSION[0], location.head)
@@ -657,36 +660,52 @@ def on_stop(payload: dict[str, Any]) -> Decision:
     them; a commit made through the shell with `git commit-tree` and `git update-ref`
     leaves the tree clean). Blocks the stop when some would be refused, so the agent fixes
     them; again only when the set of findings changed since the last block, and at most
-    agent_session.MAX_BLOCKS times a session. A payload without a session id blocks unless
-    the agent already continues because of a stop hook (`stop_hook_active`)."""
+    agent_session.MAX_BLOCKS times in a row while the runtime says the agent continues
+    because of a stop hook (`stop_hook_active`, which the agent cannot set): a record
+    forged to say the blocks are spent silences no new set outside such a run, and past
+    the bound the findings are still said to the human. Without a record (removed, or not
+    as agent_session writes it) the commits are judged from the fork point. A payload
+    without a session id blocks unless the agent already continues because of a stop hook."""
     from harness_gate import agent_session  # noqa: PLC0415
 
     sid = _SESSION[0] if _SESSION else None
-    if sid is None and _continuing(payload.get("stop_hook_active")):
+    active = _continuing(payload.get("stop_hook_active"))
+    if sid is None and active:
         return Decision("none")
-    repo = _repository(_project())  # records the session's start, if it has none yet
+    repo = _repository(_project(), begin=False)
     if isinstance(repo, Decision):
         return Decision("none")
     location, cfg = repo
     state = agent_session.load(location.cache_dir, sid) if sid is not None else None
-    if sid is not None and state is None and _continuing(payload.get("stop_hook_active")):
+    if sid is not None and state is None and active:
         return Decision("none")  # nothing remembered (an unwritable git directory): the old guard
-    found, reason = _stop_findings(location, cfg, state.start if state is not None else None)
-    if state is None or sid is None:
+    found, reason, base = _stop_findings(location, cfg, state.start if state is not None else None)
+    if sid is None:
         return Decision("block", reason) if found else Decision("none")
+    if state is None:
+        state = agent_session.Session(base or location.head)  # the fork point from here on
+        if not found:
+            with contextlib.suppress(OSError):
+                agent_session.save(location.cache_dir, sid, state)
+            return Decision("none")
     if not found:
         if state.blocked:
             agent_session.save(location.cache_dir, sid, dataclasses.replace(state, blocked=""))
         return Decision("none")
     key = agent_session.digest(found)
-    if key == state.blocked or state.blocks >= agent_session.MAX_BLOCKS:
+    if key == state.blocked:
         return Decision("none")
-    agent_session.save(location.cache_dir, sid, dataclasses.replace(state, blocked=key, blocks=state.blocks + 1))
+    blocks = state.blocks if active else 0  # the bound holds within a run of blocks the runtime vouches for
+    if blocks >= agent_session.MAX_BLOCKS:
+        return Decision("note", f"harness-gate: not blocking the stop again ({blocks} blocks in a row).\n{reason}")
+    with contextlib.suppress(OSError):
+        agent_session.save(location.cache_dir, sid, dataclasses.replace(state, blocked=key, blocks=blocks + 1))
     return Decision("block", reason)
 
 
-def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tuple[str, str, str]], str]:
-    """Every finding Stop reports, and the reason that says them."""
+def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tuple[str, str, str]], str, str | None]:
+    """Every finding Stop reports, the reason that says them, and where the commits were
+    judged from (`start`, else the fork point; None when there is neither)."""
     from harness_gate import git  # noqa: PLC0415
 
     root = location.toplevel
@@ -711,8 +730,8 @@ def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tup
         parts.append(deny_reason("", blocking, header) + "\nRevert them, or ask for an amendment, before you stop.")
     if committed:
         header = (
-            f"harness-gate: the commits made since this session began ({(base or '')[:12]}..HEAD) would be refused "
-            "(`check --range`):"
+            f"harness-gate: the commits made since {'this session began' if start else 'the branch left its base'} "
+            f"({(base or '')[:12]}..HEAD) would be refused (`check --range`):"
         )
         parts.append(
             deny_reason("", committed, header) + "\nCommits are made with `git commit`, through the commit gate: "
@@ -723,7 +742,7 @@ def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tup
         # stages that ask for it will say, so the agent runs verify before it ends.
         header = f"harness-gate: evidence the gate asks for at {', '.join(cfg.evidence_stages)} is not fresh:"
         parts.append(deny_reason("", stale, header))
-    return [*blocking, *committed, *stale], "\n".join(parts)
+    return [*blocking, *committed, *stale], "\n".join(parts), base
 
 
 def _commit_findings(location: Any, start: str) -> list[tuple[str, str, str]]:

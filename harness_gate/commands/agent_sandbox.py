@@ -73,14 +73,16 @@ def _leads_to(rel: str, roots: Sequence[str]) -> bool:
     return any(r.startswith(rel + "/") for r in roots)
 
 
-def claude_denied(root: Path, roots: Sequence[str], artifacts: str, plan_folder: str | None) -> list[str]:
+def claude_denied(root: Path, roots: Sequence[str], artifacts: str) -> list[str]:
     """Every existing entry of the work tree outside the write roots, the smallest set of
-    names that covers them (a folder no root leads into is one name), and the protected
-    paths. bubblewrap cannot make a folder read-only and one below it writable, so a new
-    file beside a denied one (at the top, say) can still be made: Stop reports it."""
+    names that covers them (a folder no root leads into is one name), the protected paths,
+    `.git` whole and the artifacts root whole. bubblewrap cannot make a folder read-only
+    and one below it writable, so a new file beside a denied one (at the top, say) can
+    still be made: Stop reports it. More names than the bound is an error (HG904), never
+    a shorter list: a rule left out would be a write let through unsaid."""
     out: list[str] = []
     stack = [""]
-    while stack and len(out) < _MAX_ENTRIES:
+    while stack:
         here = stack.pop()
         try:
             names = sorted(p.name for p in (root / here).iterdir())
@@ -88,9 +90,7 @@ def claude_denied(root: Path, roots: Sequence[str], artifacts: str, plan_folder:
             continue
         for name in names:
             rel = f"{here}/{name}" if here else name
-            if rel in (".git", artifacts):
-                continue
-            if _covered(rel, roots):
+            if rel in (".git", artifacts) or _covered(rel, roots):
                 continue
             # `.claude` is named file by file: Claude Code's sandbox makes its own placeholders
             # in it (`.claude/commands`), which a read-only folder would refuse.
@@ -99,30 +99,38 @@ def claude_denied(root: Path, roots: Sequence[str], artifacts: str, plan_folder:
                 stack.append(rel)
             else:
                 out.append(rel)
+        if len(out) > _MAX_ENTRIES:
+            raise usage(
+                f"more than {_MAX_ENTRIES} files and folders outside the write boundary to deny in Claude Code's "
+                "sandbox: the rules would be incomplete, so none are written",
+                "Keep what lies outside the boundary in fewer folders, or install the managed settings "
+                "(`harness-gate agent-sandbox --managed`, docs/agents.md).",
+            )
+    # `.git` whole: its hooks, config, commondir, object store and the hook's own session
+    # records. So no commit is made inside the sandbox (as under Codex's profile), nor does
+    # `verify` run there (docs/agents.md). The artifacts root whole: plans and approvals
+    # are a human's to write.
     out += [p for p in PROTECTED if not _covered(p, roots) or "/" not in p]
-    out += _artifacts_denied(root, artifacts, plan_folder)
-    return sorted(set(out))
+    out += [".git", artifacts]
+    return sorted({p for p in out if not any(p.startswith(f"{top}/") for top in (".git", artifacts))})
 
 
-def _artifacts_denied(root: Path, artifacts: str, plan_folder: str | None) -> list[str]:
-    """The artifacts root but the way down to the plan folder's evidence log, which
-    `verify` appends to: every other entry on the way is denied."""
-    if plan_folder is None:
-        return [artifacts]
-    parts = plan_folder.split("/")
-    out: list[str] = []
-    for depth in range(len(artifacts.split("/")), len(parts) + 1):
-        here = "/".join(parts[:depth])
-        below = "/".join(parts[: depth + 1]) if depth < len(parts) else None
-        try:
-            names = sorted(p.name for p in (root / here).iterdir())
-        except OSError:
-            return [*out, here]
-        for name in names:
-            rel = f"{here}/{name}"
-            if rel != below and not (here == plan_folder and name == "evidence.jsonl"):
-                out.append(rel)
-    return out
+def claude_mount_points(root: Path, denied: Sequence[str]) -> list[str]:
+    """Every existing folder of the work tree on the way to a denied name (`.claude` for
+    `.claude/settings.local.json`). Listed as `allowWrite` (inside the work tree, which the
+    sandbox lets the agent write anyway: nothing more is granted), each is bound as a mount
+    point of its own, and bubblewrap's mount points cannot be renamed or removed (EBUSY,
+    EXDEV). Without them `mv .claude .claude-old && mkdir .claude` carries the read-only
+    file away with its folder and leaves a writable one in its place."""
+    out: set[str] = set()
+    for rel in denied:
+        parts = rel.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            here = "/".join(parts[:depth])
+            path = root / here
+            if path.is_dir() and not path.is_symlink():
+                out.add(here)
+    return sorted(out)
 
 
 def claude_settings(root: Path, denied: Sequence[str], current: dict[str, Any]) -> dict[str, Any]:
@@ -135,7 +143,7 @@ def claude_settings(root: Path, denied: Sequence[str], current: dict[str, Any]) 
         "allowUnsandboxedCommands": False,  # the model cannot ask to leave it
         # No `excludedCommands`: Claude Code runs a whole compound command that names one
         # outside the sandbox (`harness-gate verify; echo x > other.py`).
-        "filesystem": {"denyWrite": paths},
+        "filesystem": {"denyWrite": paths, "allowWrite": [f"{top}/{p}" for p in claude_mount_points(root, denied)]},
     }
     rules = [f"Edit(/{top}/{p})" for p in (".claude/settings.json", ".claude/settings.local.json", ".git/hooks/**",
                                             ".git/config", ".harness-gate.toml")]  # fmt: skip
@@ -145,6 +153,28 @@ def claude_settings(root: Path, denied: Sequence[str], current: dict[str, Any]) 
     permissions["deny"] = deny + [r for r in rules if r not in deny]
     doc["permissions"] = permissions
     return doc
+
+
+# Keys of Claude Code's settings that switch hooks off, add hooks of their own or run a
+# command of their own choosing outside the sandbox (a status line, a credential helper, a
+# plugin's hooks, the shell's prefix): the sandbox rules beside them would guard nothing.
+UNSAFE_KEYS = (
+    "disableAllHooks", "hooks", "statusLine", "fileSuggestion", "apiKeyHelper", "awsAuthRefresh",
+    "awsCredentialExport", "gcpAuthRefresh", "otelHeadersHelper", "enabledPlugins", "extraKnownMarketplaces", "env",
+)  # fmt: skip
+
+
+def _refuse_unsafe(rel: str, current: dict[str, Any]) -> None:
+    """HG910 when `rel` already holds a key that switches hooks off or runs commands: never
+    stripped (a user's setting is theirs to move), never left beside the sandbox rules."""
+    found = [k for k in UNSAFE_KEYS if k in current]
+    if found:
+        raise HarnessGateError(
+            "HG910",
+            f"{rel} holds {', '.join(f'`{k}`' for k in found)}: settings that switch hooks off, add hooks or run "
+            "commands outside the sandbox (`env` can put another `harness-gate` first on PATH); no sandbox rules "
+            "are written beside them",
+        )
 
 
 def _toml(value: str) -> str:
@@ -212,7 +242,9 @@ def agent_sandbox(cwd: Path, runtimes: Sequence[str]) -> Report:
                     current = None
             if not isinstance(current, dict):
                 raise usage(f"{rel} is not a JSON object", "Fix it, or remove it, and run again.")
-            doc = claude_settings(root, claude_denied(root, roots, cfg.artifacts_dir, plan_folder), current)
+            _refuse_unsafe(rel, current)
+            path.parent.mkdir(parents=True, exist_ok=True)  # a mount point, with the file written in it
+            doc = claude_settings(root, claude_denied(root, roots, cfg.artifacts_dir), current)
             writes.append((rel, json.dumps(doc, indent=2).encode() + b"\n"))
         else:
             if path.exists() and not path.read_bytes().startswith(CODEX_MARK.encode()):
