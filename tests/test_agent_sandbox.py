@@ -124,3 +124,22 @@ def test_a_tree_too_wide_to_list_is_an_error_not_a_shorter_list(gated: Repo, mon
     assert res.exit_code == 2 and "HG904" in res.output and "none are written" in res.output
     after = gated.read(".claude/settings.local.json") if (gated.path / ".claude/settings.local.json").exists() else None
     assert after == before
+
+
+@pytest.mark.slow
+def test_status_names_sandbox_rules_the_boundary_has_left_behind(gated: Repo) -> None:
+    """The rules are this clone's, written from the boundary of the day: after an amendment
+    (or a new file outside the boundary) `status` says they are stale and how to fix it."""
+    assert gated.cli("agent-sandbox").exit_code == 0
+    assert "sandbox:" not in gated.cli("status").output
+    res = gated.cli("plan", "amend", "--add-boundary", "docs/**")
+    assert res.exit_code == 0, res.output
+    gated.approve()
+    gated.git("add", "-A")
+    gated.git("commit", "-qm", "amend", "--no-verify")
+    out = gated.cli("status").output
+    assert ".codex/config.toml" in out and "run `harness-gate agent-sandbox`" in out, out
+    assert gated.cli("agent-sandbox").exit_code == 0
+    assert "sandbox:" not in gated.cli("status").output
+    gated.write("new-top.py", "x\n")  # writable under Claude Code's rules until they are written again
+    assert ".claude/settings.local.json" in gated.cli("status").output

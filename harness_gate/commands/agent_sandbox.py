@@ -219,10 +219,28 @@ def _exclude(root: Path, rels: Sequence[str]) -> None:
         fsutil.write_atomic(path, (old + sep + "\n".join(missing) + "\n").encode())
 
 
-def agent_sandbox(cwd: Path, runtimes: Sequence[str]) -> Report:
-    root = git.toplevel(cwd)
+def _claude_current(root: Path, rel: str) -> dict[str, Any]:
+    path = root / rel
+    current: Any = {}
+    if path.exists():
+        try:
+            current = json.loads(path.read_bytes())
+        except (ValueError, UnicodeDecodeError):
+            current = None
+    if not isinstance(current, dict):
+        raise usage(f"{rel} is not a JSON object", "Fix it, or remove it, and run again.")
+    return current
+
+
+def _boundary(root: Path) -> tuple[Any, str | None, tuple[str, ...]]:
     cfg = artifacts_tree.worktree_config(root)
     plan_id, boundary = _plan(root)
+    return cfg, plan_id, boundary
+
+
+def agent_sandbox(cwd: Path, runtimes: Sequence[str]) -> Report:
+    root = git.toplevel(cwd)
+    cfg, plan_id, boundary = _boundary(root)
     roots = write_roots(boundary)
     plan_folder = f"{cfg.artifacts_dir}/plans/{plan_id}" if plan_id is not None and boundary else None
     lines = [
@@ -234,14 +252,7 @@ def agent_sandbox(cwd: Path, runtimes: Sequence[str]) -> Report:
         rel = FILES[runtime]
         path = root / rel
         if runtime == "claude":
-            current: Any = {}
-            if path.exists():
-                try:
-                    current = json.loads(path.read_bytes())
-                except (ValueError, UnicodeDecodeError):
-                    current = None
-            if not isinstance(current, dict):
-                raise usage(f"{rel} is not a JSON object", "Fix it, or remove it, and run again.")
+            current = _claude_current(root, rel)
             _refuse_unsafe(rel, current)
             path.parent.mkdir(parents=True, exist_ok=True)  # a mount point, with the file written in it
             doc = claude_settings(root, claude_denied(root, roots, cfg.artifacts_dir), current)
@@ -260,6 +271,35 @@ def agent_sandbox(cwd: Path, runtimes: Sequence[str]) -> Report:
     _exclude(root, [rel for rel, _ in writes])
     lines.append("run it again after `approve` or an amendment; restart the agent to apply")
     return Report("agent-sandbox", lines=tuple(lines))
+
+
+def stale(root: Path) -> list[str]:
+    """The sandbox rules files this command wrote that no longer say what it would write
+    now (after `approve` or an amendment the boundary moved; a folder appeared): `status`
+    names them, with `harness-gate agent-sandbox` as the fix. A file that cannot be read,
+    or a tree too wide to list, counts as stale: its rules are not known to hold."""
+    found = []
+    claude, codex = root / FILES["claude"], root / FILES["codex"]
+    mine_claude = claude.exists() and b'"sandbox"' in claude.read_bytes()[: 1 << 20]
+    mine_codex = codex.exists() and codex.read_bytes().startswith(CODEX_MARK.encode())
+    if not (mine_claude or mine_codex):
+        return []
+    try:
+        cfg, plan_id, boundary = _boundary(root)
+    except HarnessGateError:
+        return [rel for rel, mine in ((FILES["claude"], mine_claude), (FILES["codex"], mine_codex)) if mine]
+    roots = write_roots(boundary)
+    plan_folder = f"{cfg.artifacts_dir}/plans/{plan_id}" if plan_id is not None and boundary else None
+    if mine_claude:
+        try:
+            current = _claude_current(root, FILES["claude"])
+            if claude_settings(root, claude_denied(root, roots, cfg.artifacts_dir), current) != current:
+                found.append(FILES["claude"])
+        except HarnessGateError:
+            found.append(FILES["claude"])
+    if mine_codex and codex.read_bytes() != codex_config(roots, cfg.artifacts_dir, plan_folder).encode():
+        found.append(FILES["codex"])
+    return found
 
 
 def managed() -> str:
