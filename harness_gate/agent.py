@@ -710,7 +710,7 @@ def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tup
 
     root = location.toplevel
     paths, artifacts = [], []
-    for xy, path in git.status_records(root):
+    for xy, path in git.status_records(root, ignore_files=True):
         # An addition in the index or the work tree (`A `, ` A` from `add -N`, `AD`) adds;
         # HEAD never had the file.
         status = "A" if "A" in xy or xy == "??" else ("D" if "D" in xy else "M")

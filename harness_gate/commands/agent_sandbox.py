@@ -27,7 +27,8 @@ PROFILE = "harness-gate"
 PROTECTED = (
     ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".codex", ".agents", ".mcp.json",
     "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", ".github", ".harness-gate.toml",
-    "pyproject.toml", ".gitattributes", ".pre-commit-config.yaml", ".git/hooks", ".git/config", ".git/info",
+    "pyproject.toml", ".gitattributes", ".gitignore", ".pre-commit-config.yaml", ".git/hooks", ".git/config",
+    ".git/info",
 )  # fmt: skip
 USER_FILES = ("~/.claude/settings.json", "~/.claude/settings.local.json", "~/.codex")
 _GLOB = frozenset("*?[{")

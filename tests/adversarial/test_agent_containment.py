@@ -98,3 +98,14 @@ def test_a_linked_work_tree_is_its_own_repository(gated: Repo, tmp_path: Path) -
     """The one `commondir` git writes itself: `.git/worktrees/<name>` names the repository."""
     gated.git("worktree", "add", "-q", str(tmp_path / "linked"), "-b", "linked")
     assert git.locate(tmp_path / "linked").toplevel == (tmp_path / "linked").resolve()
+
+
+@pytest.mark.parametrize("rel", [".gitignore", "secret/.gitignore"])
+def test_a_new_gitignore_that_hides_itself_is_reported(gated: Repo, rel: str) -> None:
+    """`*` in a new ignore file hides the new files beside it, and itself, from `git
+    status`: the ignore file is reported, as the protected path it is."""
+    gated.write(rel, "*\n")
+    gated.write(rel.replace(".gitignore", "hidden.py"), "x\n")
+    out = hook(gated, stop_payload(gated, session_id="s"))[1]
+    assert out is not None and out["decision"] == "block", out
+    assert f"`{rel}`: protected" in out["reason"] and "HG102" in out["reason"]
