@@ -3,9 +3,10 @@ HEAD was at when the session's first hook call came (Stop judges the commits mad
 as `check --range` does), and the set of findings its last Stop block reported (a Stop
 blocks again only when that set changed, a bounded number of times).
 
-One small JSON file a session, `.git/harness-gate/agent-sessions/<sha256 of the id>.json`:
-never in the work tree, never committed. A file that cannot be read as this module wrote
-it counts as no record (the fork point then stands in for the start).
+One small JSON file a session, `.git/harness-gate/cache/agent-sessions/<sha256 of the
+id>.json`: never in the work tree, never committed; the runtime's sandbox rules
+(`agent-sandbox`) keep the agent's shell from writing it. A file that cannot be read as
+this module wrote it counts as no record (the fork point then stands in for the start).
 """
 
 from __future__ import annotations
