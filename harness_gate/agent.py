@@ -580,12 +580,21 @@ def _inside(path: str, top: str) -> str | None:
 
 
 def judge_paths(
-    location: Any, cfg: Any, cwd: Path, paths: Sequence[tuple[str, str]], *, before: bool = True
+    location: Any,
+    cfg: Any,
+    cwd: Path,
+    paths: Sequence[tuple[str, str]],
+    *,
+    before: bool = True,
+    walked: frozenset[str] = frozenset(),
 ) -> tuple[list[tuple[str, str, str]], str | None]:
     """Findings (code, path, message) for writing `paths` ((name, "A"|"M"|"D")), and the
     plan that allows them when none blocks. The plan's rules are gate.judge_writes over the
     index's plans, chosen as `check --staged` chooses them. `before` the write, a file with
-    other hard links is refused too (Stop judges what was written)."""
+    other hard links is refused too (Stop judges what was written). `walked`: the names of
+    `paths` that git's untracked listing found (Stop), below the top directory: git entered
+    every folder on the way, so none is a symbolic link or holds a `.git` of its own (git
+    enters neither), and only the file itself is looked at."""
     from harness_gate import artifacts_tree, branches, gate, git, governance, trust  # noqa: PLC0415
 
     root: Path = location.toplevel
@@ -594,13 +603,17 @@ def judge_paths(
     changes: list[Any] = []
     seen: dict[str, str | None] = {}  # folders looked at for a nested repository
     real_root, symlinks = os.path.realpath(root), dict[str, bool]()  # folders looked at for a link
+    top = os.fspath(root)
     for raw, status in paths:
-        named, why = resolve(root, cwd, raw, real_root, symlinks)
+        if raw in walked and not Path(raw).is_symlink():
+            named, why, entered = [raw[len(top) + 1 :]], None, True
+        else:
+            (named, why), entered = resolve(root, cwd, raw, real_root, symlinks), False
         if why is not None:
             out.append(("HG104", raw, why))
             continue
         for rel in named:
-            nested = _nested_repository(root, rel, seen)
+            nested = None if entered else _nested_repository(root, rel, seen)
             if nested is not None:
                 out.append(("HG104", rel, f"inside `{nested}`, a repository of its own nested in this one"))
                 continue
@@ -666,12 +679,25 @@ def on_stop(payload: dict[str, Any]) -> Decision:
     the bound the findings are still said to the human. Without a record (removed, or not
     as agent_session writes it) the commits are judged from the fork point. A payload
     without a session id blocks unless the agent already continues because of a stop hook."""
-    from harness_gate import agent_session  # noqa: PLC0415
+    from harness_gate import git  # noqa: PLC0415
 
     sid = _SESSION[0] if _SESSION else None
     active = _continuing(payload.get("stop_hook_active"))
     if sid is None and active:
         return Decision("none")
+    # The work tree's listing, the one slow read (every untracked folder is entered), starts
+    # in a thread at once, while the configuration and plans are read; once the repository
+    # is located (a foreign `commondir` refused first, HG909). Not read, it is discarded.
+    git.prefetch_status_records(git.locate(_project()).toplevel, ignore_files=True)
+    try:
+        return _on_stop(sid, active)
+    finally:
+        git.discard_started()
+
+
+def _on_stop(sid: str | None, active: bool) -> Decision:
+    from harness_gate import agent_session  # noqa: PLC0415
+
     repo = _repository(_project(), begin=False)
     if isinstance(repo, Decision):
         return Decision("none")
@@ -709,7 +735,7 @@ def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tup
     from harness_gate import git  # noqa: PLC0415
 
     root = location.toplevel
-    paths, artifacts = [], []
+    paths, artifacts, walked = [], [], set()
     for xy, path in git.status_records(root, ignore_files=True):
         # An addition in the index or the work tree (`A `, ` A` from `add -N`, `AD`) adds;
         # HEAD never had the file.
@@ -717,8 +743,10 @@ def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tup
         if path.startswith(cfg.artifacts_dir + "/"):
             artifacts.append(_change(path, status, True))  # judged by the artifact rules, below
         else:
-            paths.append((str(root / path), status))
-    blocking = judge_paths(location, cfg, root, paths, before=False)[0] if paths else []
+            paths.append((f"{root}/{path}", status))
+            if xy == "??" and path and not path.endswith("/") and path.split("/", 1)[0].casefold() != ".git":
+                walked.add(f"{root}/{path}")
+    blocking = judge_paths(location, cfg, root, paths, before=False, walked=frozenset(walked))[0] if paths else []
     if artifacts:
         blocking.extend(_artifact_findings(location, cfg, artifacts))
     stale = _stale_evidence(root) if cfg.evidence_stages and (paths or artifacts) else []

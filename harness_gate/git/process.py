@@ -323,11 +323,13 @@ def start_work(key: object, work: Callable[[], None]) -> None:
         _WORK[key] = _Work(work)
 
 
-def finish_work(key: object) -> None:
-    """Wait for the work started under `key`, if any, and raise what it raised."""
+def finish_work(key: object) -> bool:
+    """Wait for the work started under `key`, if any, and raise what it raised; whether
+    there was any."""
     started = _WORK.pop(key, None)
     if started is not None:
         started.join()
+    return started is not None
 
 
 def discard_started() -> None:
