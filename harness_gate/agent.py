@@ -418,7 +418,9 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
 # -- judging paths ------------------------------------------------------------------------------
 
 
-def _repository(cwd: Path, *, prefetch: bool = False, begin: bool = True) -> tuple[Any, Any] | Decision:
+def _repository(
+    cwd: Path, *, prefetch: bool = False, begin: bool = True, location: Any = None
+) -> tuple[Any, Any] | Decision:
     """(git location, trusted configuration), or the decision for a repository the gate
     does not guard (allow: nothing to enforce). With `prefetch`, git starts at once on the
     reads a write is judged with, as `check --staged` does (git/process.py's contract:
@@ -426,7 +428,7 @@ def _repository(cwd: Path, *, prefetch: bool = False, begin: bool = True) -> tup
     HEAD (a tool call; never Stop, where a missing record means the fork point)."""
     from harness_gate import artifacts_tree, cache, gate, git  # noqa: PLC0415
 
-    location = git.locate(cwd)
+    location = location or git.locate(cwd)
     if prefetch:
         artifacts_tree.prefetch(location)
     cache.configure(location.cache_dir)  # the parsed configuration and plans, as `check` keeps them
@@ -688,17 +690,18 @@ def on_stop(payload: dict[str, Any]) -> Decision:
     # The work tree's listing, the one slow read (every untracked folder is entered), starts
     # in a thread at once, while the configuration and plans are read; once the repository
     # is located (a foreign `commondir` refused first, HG909). Not read, it is discarded.
-    git.prefetch_status_records(git.locate(_project()).toplevel, ignore_files=True)
+    location = git.locate(_project())
+    git.prefetch_status_records(location.toplevel, ignore_files=True)
     try:
-        return _on_stop(sid, active)
+        return _on_stop(sid, active, location)
     finally:
         git.discard_started()
 
 
-def _on_stop(sid: str | None, active: bool) -> Decision:
+def _on_stop(sid: str | None, active: bool, location: Any) -> Decision:
     from harness_gate import agent_session  # noqa: PLC0415
 
-    repo = _repository(_project(), begin=False)
+    repo = _repository(_project(), begin=False, location=location)
     if isinstance(repo, Decision):
         return Decision("none")
     location, cfg = repo
@@ -746,10 +749,13 @@ def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tup
             paths.append((f"{root}/{path}", status))
             if xy == "??" and path and not path.endswith("/") and path.split("/", 1)[0].casefold() != ".git":
                 walked.add(f"{root}/{path}")
-    blocking = judge_paths(location, cfg, root, paths, before=False, walked=frozenset(walked))[0] if paths else []
+    blocking, plan = (
+        judge_paths(location, cfg, root, paths, before=False, walked=frozenset(walked)) if paths else ([], None)
+    )
     if artifacts:
         blocking.extend(_artifact_findings(location, cfg, artifacts))
-    stale = _stale_evidence(root) if cfg.evidence_stages and (paths or artifacts) else []
+    one = plan if plan is not None and ", " not in plan else None  # the plan `check --staged` chose: not asked again
+    stale = _stale_evidence(root, one) if cfg.evidence_stages and (paths or artifacts) else []
     base = start if start is not None else git.fork_point(root, cfg.base_branch, location.head)
     committed = _commit_findings(location, base) if base is not None and base != location.head else []
     parts = []
@@ -823,15 +829,16 @@ def _artifact_findings(location: Any, cfg: Any, changes: Sequence[Any]) -> list[
     return [(f.code, f.path, f.message) for f in found]
 
 
-def _stale_evidence(root: Path) -> list[tuple[str, str, str]]:
-    """Evidence of the plan this branch works under that is not fresh for the work tree
-    (as `harness-gate status` reports it), when the configuration asks for evidence."""
+def _stale_evidence(root: Path, plan_id: str | None = None) -> list[tuple[str, str, str]]:
+    """Evidence of the plan this branch works under (`plan_id`, when the caller knows it)
+    that is not fresh for the work tree (as `harness-gate status` reports it), when the
+    configuration asks for evidence."""
     from harness_gate import artifacts_tree, evidence, fingerprints, freshness, governance, lifecycle, plans  # noqa: PLC0415
     from harness_gate.errors import HarnessGateError  # noqa: PLC0415
 
     snap = artifacts_tree.from_worktree(root)
     try:
-        plan_id = governance.plan_id_for(snap, None)
+        plan_id = plan_id or governance.plan_id_for(snap, None)
     except HarnessGateError:
         return []  # no plan, or several: the boundary findings say so
     folder = plans.load(snap, plan_id)

@@ -269,6 +269,8 @@ def agent_sandbox(cwd: Path, runtimes: Sequence[str]) -> Report:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         fsutil.write_atomic(root / rel, data)
         lines.append(f"wrote the sandbox rules to {rel}")
+        if rel == FILES["codex"]:
+            lines.append("  (Codex applies it only in a project you trusted: its trust prompt, or `trust_level`)")
     _exclude(root, [rel for rel, _ in writes])
     lines.append("run it again after `approve` or an amendment; restart the agent to apply")
     return Report("agent-sandbox", lines=tuple(lines))
