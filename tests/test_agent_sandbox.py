@@ -55,6 +55,7 @@ def test_sandbox_rules_follow_the_approved_boundary(gated: Repo) -> None:
     assert fs[":root"] == "read" and fs[":tmpdir"] == "write"
     assert roots["."] == "read" and roots["src"] == "write" and roots["harness/plans/p1"] == "write"
     assert roots["harness/plans/p1/approvals.jsonl"] == "read" and roots[".git/hooks"] == "read"
+    assert not any(k.startswith(".git") and v == "write" for k, v in roots.items())  # no object replaced
     # This clone's own: excluded, so neither Stop nor a commit sees them.
     assert gated.git("status", "--porcelain", "--", ".claude", ".codex") == b""
     # Run again after an amendment, the rules follow; a settings key of the user's is kept.

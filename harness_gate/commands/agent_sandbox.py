@@ -184,8 +184,9 @@ def _toml(value: str) -> str:
 
 def codex_config(roots: Sequence[str], artifacts: str, plan_folder: str | None) -> str:
     """A permission profile: the machine readable, the temporary folder writable, the work
-    tree read-only but the write roots, the plan folder's evidence log and git's object
-    store (`verify` hashes the tree; refs and the index stay read-only, so no commit)."""
+    tree read-only but the write roots and the plan folder's evidence log. `.git` whole is
+    read-only (no commit; no object replaced): `verify` hashes the tree into a scratch
+    store in the temporary folder (git.process.scratch_objects)."""
     lines = [
         f"{CODEX_MARK}: written from the approved write boundary; run it again after approve or an amendment.",
         "# This clone's own (listed in .git/info/exclude): never committed.",
@@ -202,7 +203,6 @@ def codex_config(roots: Sequence[str], artifacts: str, plan_folder: str | None) 
     if plan_folder is not None:
         entries[plan_folder] = "write"
         entries.update({f"{plan_folder}/{n}": "read" for n in ("plan.md", "approvals.jsonl", "amendments")})
-    entries[".git/objects"] = "write"
     entries.update(dict.fromkeys(PROTECTED, "read"))  # the protected paths win over the boundary
     lines += [f'{_toml(path)} = "{access}"' for path, access in entries.items()]
     return "\n".join(lines) + "\n"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness_gate.errors import GitError, HarnessGateError
-from harness_gate.git.process import run, run_raw
+from harness_gate.git.process import run, run_raw, scratch_objects
 
 OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
@@ -54,6 +54,7 @@ def locate(cwd: Path | str) -> Location:
         return path if path.is_absolute() else Path(cwd) / path
 
     _own_common_dir(Path(lines[5]), absolute(lines[6]))
+    scratch_objects(absolute(lines[6]) / "objects")
 
     if not os.environ.get("GIT_INDEX_FILE"):  # git-path answers with it when it is set
         _GIT_PATHS[top, "index"] = absolute(lines[3])

@@ -5,6 +5,10 @@ another folder's configuration and hooks. Stop must not fail open (docs/agents.m
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -109,3 +113,28 @@ def test_a_new_gitignore_that_hides_itself_is_reported(gated: Repo, rel: str) ->
     out = hook(gated, stop_payload(gated, session_id="s"))[1]
     assert out is not None and out["decision"] == "block", out
     assert f"`{rel}`: protected" in out["reason"] and "HG102" in out["reason"]
+
+
+def _objects(repo: Repo) -> set[str]:
+    return {str(p) for p in (repo.path / ".git/objects").rglob("*") if p.is_file()}
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_the_gates_commands_run_where_the_sandbox_makes_git_read_only(gated: Repo) -> None:
+    """In an agent's sandbox `.git` is read-only (so its shell cannot replace an object):
+    `verify`, `status` and `check` still answer, their objects in a scratch store, and
+    nothing is added to the repository's."""
+    gated.write("src/new.py", "n = 1\n")
+    gated.git("add", "src/new.py")
+    before = _objects(gated)
+    git_dir = str(gated.path / ".git")
+    for args in (["verify"], ["status"], ["check", "--staged"]):
+        proc = subprocess.run(
+            ["bwrap", "--bind", "/", "/", "--ro-bind", git_dir, git_dir, "--dev", "/dev", "--",
+             sys.executable, "-m", "harness_gate", *args],
+            cwd=gated.path, capture_output=True, check=False, timeout=120,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        )  # fmt: skip
+        assert proc.returncode == 0, (args, proc.stdout.decode()[-800:], proc.stderr.decode()[-800:])
+    assert gated.read("harness/plans/p1/evidence.jsonl").strip()  # verify appended its record
+    assert _objects(gated) == before

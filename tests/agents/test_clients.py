@@ -196,9 +196,12 @@ def test_codex_writes_only_inside_the_boundary(work: Path, bins: Path) -> None:
     outside = "*** Begin Patch\n*** Add File: outside.py\n+z\n*** End Patch\n"
     run(work, bins, "codex", [
         Call("exec_command", {"cmd": SHELL_WRITES}), Call("exec_command", {"cmd": RENAMES}),
-        Call("exec_command", {"cmd": PLUMBING}), Call("apply_patch", patch), Call("apply_patch", outside), "done",
+        Call("exec_command", {"cmd": PLUMBING}), Call("apply_patch", patch), Call("apply_patch", outside),
+        Call("exec_command", {"cmd": "harness-gate verify"}), "done",
     ])  # fmt: skip
     _assert_contained(work, *before)
+    # `verify` runs in the sandbox: `.git` read-only, its objects in a scratch store.
+    assert b'"status":"PASS"' in (repo / "harness/plans/p1/evidence.jsonl").read_bytes().replace(b" ", b"")
 
 
 PLUMBING = (
