@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_gate import artifacts_tree, fsutil, git, governance, hooks, lifecycle, plans
-from harness_gate.errors import HarnessGateError, usage
+from harness_gate.errors import HarnessGateError, unsafe_agent_settings, usage
 from harness_gate.git.repo import git_path
 from harness_gate.report import Report
 
@@ -79,8 +79,8 @@ def claude_denied(root: Path, roots: Sequence[str], artifacts: str) -> list[str]
     names that covers them (a folder no root leads into is one name), the protected paths,
     `.git` whole and the artifacts root whole. bubblewrap cannot make a folder read-only
     and one below it writable, so a new file beside a denied one (at the top, say) can
-    still be made: Stop reports it. More names than the bound is an error (HG904), never
-    a shorter list: a rule left out would be a write let through unsaid."""
+    still be made: Stop reports it. More names than the bound is a usage error, never a
+    shorter list: a rule left out would be a write let through unsaid."""
     out: list[str] = []
     stack = [""]
     while stack:
@@ -166,12 +166,11 @@ UNSAFE_KEYS = (
 
 
 def _refuse_unsafe(rel: str, current: dict[str, Any]) -> None:
-    """HG910 when `rel` already holds a key that switches hooks off or runs commands: never
+    """A refusal when `rel` already holds a key that switches hooks off or runs commands: never
     stripped (a user's setting is theirs to move), never left beside the sandbox rules."""
     found = [k for k in UNSAFE_KEYS if k in current]
     if found:
-        raise HarnessGateError(
-            "HG910",
+        raise unsafe_agent_settings(
             f"{rel} holds {', '.join(f'`{k}`' for k in found)}: settings that switch hooks off, add hooks or run "
             "commands outside the sandbox (`env` can put another `harness-gate` first on PATH); no sandbox rules "
             "are written beside them",
