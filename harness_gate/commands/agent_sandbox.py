@@ -272,6 +272,11 @@ def agent_sandbox(cwd: Path, runtimes: Sequence[str]) -> Report:
             lines.append("  (Codex applies it only in a project you trusted: its trust prompt, or `trust_level`)")
     _exclude(root, [rel for rel, _ in writes])
     lines.append("run it again after `approve` or an amendment; restart the agent to apply")
+    if "claude" in (runtimes or FILES):
+        lines.append(
+            "a team relying on it: install the managed settings, which no project or user setting switches off "
+            "(`harness-gate agent-sandbox --managed`, docs/agents.md)"
+        )
     return Report("agent-sandbox", lines=tuple(lines))
 
 
