@@ -233,5 +233,5 @@ def test_claude_code_stop_blocks_a_plumbing_commit_and_a_later_violation(work: P
     assert _git(repo, "rev-parse", "HEAD").strip() != head  # the commit landed, the tree is clean
     said = _said(script)
     assert "commits made since this session began" in said and "evil.py" in said
-    assert (repo / "new_top.py").exists()  # a new file beside denied ones: the sandbox's gap
+    assert (repo / "new_top.py").exists()  # no sandbox here: the shell wrote it
     assert "new_top.py" in said  # reported by the second block
