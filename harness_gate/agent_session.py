@@ -23,6 +23,7 @@ MAX_SESSIONS = 256  # files kept; the oldest go first
 MAX_BLOCKS = 8  # Stop blocks in one session: a guard against a loop that never ends
 _MAX_BYTES = 4096
 _OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,9 @@ def load(cache_dir: Path, session_id: str) -> Session | None:
         return None
     if not isinstance(blocks, int) or isinstance(blocks, bool) or not 0 <= blocks <= MAX_BLOCKS:
         return None
-    return Session(start, blocked[:64], blocks)
+    if blocked and (not _DIGEST.fullmatch(blocked) or not blocks):
+        return None  # not as `save` writes it (a block always counts): no record
+    return Session(start, blocked, blocks)
 
 
 def save(cache_dir: Path, session_id: str, session: Session) -> None:

@@ -41,10 +41,14 @@ def test_a_removed_session_record_falls_back_to_the_fork_point(branch: Repo) -> 
     assert "`other.py`" in out["reason"] and "since the branch left its base" in out["reason"]
 
 
-def test_a_malformed_session_record_falls_back_to_the_fork_point(branch: Repo) -> None:
+@pytest.mark.parametrize("forged", [{"start": "HEAD"}, {"blocked": "forged", "blocks": 0}], ids=["start", "blocked"])
+def test_a_malformed_session_record_falls_back_to_the_fork_point(branch: Repo, forged: dict[str, object]) -> None:
+    """Not as the hook writes it: no record. A start moved past the commit, with a block
+    digest no block wrote, does not hide the commit."""
     assert decision(branch, "Bash", {"command": "git status"})[0] == "allow"
     plumbing_commit(branch, "other.py", "x = 9\n")
-    _record(branch, "s1").write_text('{"start": "HEAD", "blocks": 0}')
+    head = branch.git("rev-parse", "HEAD").decode().strip()
+    _record(branch, "s1").write_text(json.dumps({"start": head, "blocked": "", "blocks": 0, **forged}))
     out = hook(branch, stop_payload(branch, session_id="s1"))[1]
     assert out is not None and out["decision"] == "block" and "`other.py`" in out["reason"]
 
