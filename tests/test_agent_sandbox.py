@@ -144,3 +144,7 @@ def test_status_names_sandbox_rules_the_boundary_has_left_behind(gated: Repo) ->
     assert "sandbox:" not in gated.cli("status").output
     gated.write("new-top.py", "x\n")  # writable under Claude Code's rules until they are written again
     assert ".claude/settings.local.json" in gated.cli("status").output
+    assert gated.cli("agent-sandbox").exit_code == 0
+    doc = json.loads(gated.read(".claude/settings.local.json").decode())
+    gated.write(".claude/settings.local.json", json.dumps({**doc, "disableAllHooks": True}))  # hooks off, later
+    assert ".claude/settings.local.json" in gated.cli("status").output

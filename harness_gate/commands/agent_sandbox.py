@@ -300,6 +300,7 @@ def stale(root: Path) -> list[str]:
     if mine_claude:
         try:
             current = _claude_current(root, FILES["claude"])
+            _refuse_unsafe(FILES["claude"], current)  # written in later (hooks off): stale too
             if claude_settings(root, claude_denied(root, roots, cfg.artifacts_dir), current) != current:
                 found.append(FILES["claude"])
         except HarnessGateError:
