@@ -643,13 +643,13 @@ RULES: dict[str, Rule] = _rules(
         "HG911",
         "agent hook not live",
         "The runtime will not run harness-gate's hook in this clone: do what the finding says, then run "
-        "`harness-gate doctor` again (docs/agents.md, \"Is the hook live?\").",
+        '`harness-gate doctor` again (docs/agents.md, "Is the hook live?").',
     ),
     Rule(
         "HG912",
         "agent hook may fail open",
         "A runtime runs the tool when its hook cannot start, crashes or times out: make sure it can run here "
-        "(docs/agents.md, \"What it cannot guarantee\").",
+        '(docs/agents.md, "What it cannot guarantee").',
     ),
     Rule(
         "HG913",

@@ -112,7 +112,9 @@ def test_codex_hooks_switched_off_or_disabled(repo: Repo, homes: doctor.Homes) -
     config = homes.codex / "config.toml"
     key = f"{repo.path}/.codex/hooks.json:stop:0:0"
     text = config.read_text()
-    config.write_text(text.replace(f"[hooks.state.{json.dumps(key)}]\n", f"[hooks.state.{json.dumps(key)}]\nenabled = false\n"))
+    config.write_text(
+        text.replace(f"[hooks.state.{json.dumps(key)}]\n", f"[hooks.state.{json.dumps(key)}]\nenabled = false\n")
+    )
     assert "is switched off" in doctor_report(repo.path, homes=homes).findings[0].message
     config.write_text("[features]\nhooks = false\n" + text)
     assert "`[features] hooks = false`" in doctor_report(repo.path, homes=homes).findings[0].message
@@ -143,7 +145,7 @@ def test_claude_disable_all_hooks_in_any_layer(repo: Repo, homes: doctor.Homes, 
 
 
 def test_claude_managed_hooks(repo: Repo, homes: doctor.Homes) -> None:
-    from harness_gate.commands import agent_sandbox  # noqa: PLC0415
+    from harness_gate.commands import agent_sandbox
 
     _init(repo, "claude")
     managed = homes.claude_managed[0]
