@@ -85,8 +85,10 @@ def work(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def run(work: Path, bins: Path, client: str, steps: list[Call | str]) -> Script:
-    """One headless run of `client` over the script; the script, with every request."""
+def run(work: Path, bins: Path, client: str, steps: list[Call | str], codex_trust: str | None = None) -> Script:
+    """One headless run of `client` over the script; the script, with every request. With
+    `codex_trust` (lines of Codex's config.toml), Codex runs trusting only what they say:
+    without `--trust` and `--dangerously-bypass-hook-trust`."""
     script = Script(steps)
     service = Service(script)
     home = work / "home"
@@ -118,12 +120,13 @@ def run(work: Path, bins: Path, client: str, steps: list[Call | str]) -> Script:
             codex_home.mkdir(parents=True)
             (codex_home / "config.toml").write_text(
                 f'model = "gpt-5.5"\nmodel_provider = "mock"\n[model_providers.mock]\nname = "mock"\n'
-                f'base_url = "{service.url}/v1"\nwire_api = "responses"\nenv_key = "MOCK_KEY"\n'
+                f'base_url = "{service.url}/v1"\nwire_api = "responses"\nenv_key = "MOCK_KEY"\n' + (codex_trust or "")
             )
             # Codex's shell is a login shell, and /etc/profile resets PATH.
             (home / ".profile").write_text(f'export PATH="{VENV_BIN}:$PATH"\n')
             env.update(CODEX_HOME=str(codex_home), MOCK_KEY="k")
-            cmd = ["codex", "exec", "--trust", "--dangerously-bypass-hook-trust", "go"]
+            trust = ["--trust", "--dangerously-bypass-hook-trust"] if codex_trust is None else []
+            cmd = ["codex", "exec", *trust, "go"]
         proc = subprocess.run(cmd, cwd=work / "repo", env=env, capture_output=True, timeout=300, check=False)
         (work / f"{client}.out").write_bytes(proc.stdout + b"\n--- stderr\n" + proc.stderr)
     finally:
@@ -202,3 +205,39 @@ def test_claude_code_stop_blocks_a_plumbing_commit_and_a_later_violation(work: P
     assert "commits made since this session began" in said and "evil.py" in said
     assert (repo / "new_top.py").exists()  # a new file beside denied ones: the sandbox's gap
     assert "new_top.py" in said  # reported by the second block
+
+
+def _doctor(repo: Path, codex_home: Path) -> tuple[int, dict[str, object]]:
+    proc = subprocess.run(
+        [str(VENV_BIN / "harness-gate"), "doctor", "--runtime", "codex", "--format", "json"], cwd=repo,
+        env={**os.environ, "CODEX_HOME": str(codex_home), "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}"},
+        capture_output=True, check=False,
+    )  # fmt: skip
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_codex_runs_the_hook_without_bypass_once_doctor_says_it_is_live(work: Path, bins: Path) -> None:
+    """Codex's trust as doctor reads it: with the project trusted and the `[hooks.state]`
+    lines doctor prints, Codex runs the hook with no trust flag at all; with only the
+    project trusted, doctor says the hook is not live, and Codex skips it in silence."""
+    repo = work / "repo"
+    project = f'[projects.{json.dumps(str(repo))}]\ntrust_level = "trusted"\n'
+    scratch = work / "codex-config"
+    scratch.mkdir()
+    (scratch / "config.toml").write_text(project)
+    code, doc = _doctor(repo, scratch)
+    assert code == 1  # project trusted, hooks not: not live
+    hooks = doc["data"]["runtimes"]["codex"]["hooks"]  # type: ignore[index]
+    assert {h["status"] for h in hooks} == {"untrusted"}
+    # The sandbox lets the plan folder be written (verify appends evidence there); only the
+    # hook refuses every write under the artifacts root: what lands says whether it ran.
+    note = repo / "harness/plans/p1/note.md"
+    outside = "*** Begin Patch\n*** Add File: harness/plans/p1/note.md\n+z\n*** End Patch\n"
+    run(work, bins, "codex", [Call("apply_patch", outside), "done"], codex_trust=project)
+    assert note.exists()  # the silent gap: no hook ran
+    note.unlink()
+    trusted = project + "".join(f'[hooks.state.{json.dumps(h["key"])}]\ntrusted_hash = "{h["hash"]}"\n' for h in hooks)
+    (scratch / "config.toml").write_text(trusted)
+    assert _doctor(repo, scratch)[0] == 0
+    run(work, bins, "codex", [Call("apply_patch", outside), "done"], codex_trust=trusted)
+    assert not note.exists()  # the hook ran, trusted, and denied
