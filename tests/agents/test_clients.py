@@ -241,3 +241,28 @@ def test_codex_runs_the_hook_without_bypass_once_doctor_says_it_is_live(work: Pa
     assert _doctor(repo, scratch)[0] == 0
     run(work, bins, "codex", [Call("apply_patch", outside), "done"], codex_trust=trusted)
     assert not note.exists()  # the hook ran, trusted, and denied
+
+
+def test_claude_code_enter_worktree_writes_are_judged_in_the_worktree(work: Path, bins: Path) -> None:
+    """EnterWorktree makes `.claude/worktrees/w1` and moves the session there, while
+    CLAUDE_PROJECT_DIR stays on the main tree: writes there are judged in the worktree (its
+    branch starts at this HEAD, `worktree.baseRef: head`, so plan p1 governs it), and Stop
+    judges the worktree the session is in."""
+    repo = work / "repo"
+    (work / "home/.claude").mkdir(parents=True, exist_ok=True)
+    (work / "home/.claude/settings.json").write_text(json.dumps({"worktree": {"baseRef": "head"}}))
+    tree = repo / ".claude/worktrees/w1"
+    script = run(work, bins, "claude", [
+        Call("EnterWorktree", {"name": "w1"}),
+        Call("Write", {"file_path": str(tree / "src/wt.py"), "content": "w = 1\n"}),
+        Call("Write", {"file_path": str(tree / "outside.py"), "content": "z\n"}),
+        Call("Bash", {"command": "echo no > other.py"}),
+        "first done", "second done",
+    ])  # fmt: skip
+    said = _said(script)
+    assert (tree / "src/wt.py").read_text() == "w = 1\n"  # inside the boundary, in the worktree: allowed
+    assert not (tree / "outside.py").exists()
+    assert "nested in this one" not in said  # not taken for another repository
+    assert (tree / "other.py").read_text() == "no\n"  # a shell write: Stop reports it, in the worktree
+    assert "`other.py`: changed outside the write boundary" in said
+    assert "`.claude/worktrees/w1/`:" not in said  # the folder is no change of the main tree
