@@ -149,7 +149,9 @@ def test_recorded_stops_block_on_changes_outside(gated: Repo, name: str) -> None
 
 
 def test_init_agent_codex_writes_subagentstop_and_keeps_a_users_entry(gated: Repo) -> None:
-    assert gated.cli("init", "--agent", "codex").exit_code == 0
+    res = gated.cli("init", "--agent", "codex")
+    assert res.exit_code == 0
+    assert "`harness-gate doctor` says how" in res.output  # a changed hook runs only once trusted
     doc = json.loads(gated.read(".codex/hooks.json"))
     [entry] = doc["hooks"]["SubagentStop"]
     assert entry["hooks"][0]["command"] == "harness-gate agent-hook --runtime codex"

@@ -81,6 +81,9 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
         if changed:
             fsutil.write_atomic(root / path, merged)
             lines.append(f"wrote the {runtime} agent hook to {path}")
+            if runtime == "codex":
+                # Codex skips a new or changed hook in silence until it is trusted again.
+                lines.append("Codex runs a new or changed hook only once trusted: `harness-gate doctor` says how")
         else:
             lines.append(f"{path} has harness-gate's agent hook")
     sandboxed = [runtime for runtime in agents if runtime in hooks.SANDBOXED]
