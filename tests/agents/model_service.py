@@ -1,6 +1,7 @@
 """A scripted model service on 127.0.0.1 for the real clients: the Anthropic Messages API
-(`POST /v1/messages`, server-sent events) for Claude Code and the OpenAI Responses API
-(`POST /v1/responses`, server-sent events) for Codex. Each request of the agent's loop
+(`POST /v1/messages`, server-sent events) for Claude Code, the OpenAI Responses API
+(`POST /v1/responses`, server-sent events) for Codex, and Gemini's `streamGenerateContent`
+for Gemini CLI. Each request of the agent's loop
 gets the script's next step, chosen by how many assistant turns its history holds: a tool
 call (name and input), or a final text. Requests outside the loop (titles, summaries) get
 a short text. Every request body is kept, for the assertions and the notes."""
@@ -102,6 +103,20 @@ def _codex(script: Script, body: dict[str, Any]) -> bytes:
     ])  # fmt: skip
 
 
+def _gemini(script: Script, body: dict[str, Any], *, stream: bool) -> bytes:
+    """Gemini's `generateContent` / `streamGenerateContent` (server-sent events): the agent
+    loop offers tools; the client's side requests (checks, summaries) do not."""
+    contents = body.get("contents", [])
+    turns = sum(1 for c in contents if isinstance(c, dict) and c.get("role") == "model")
+    step = script.step(turns) if body.get("tools") else "ok"
+    part = {"functionCall": {"name": step.tool, "args": step.input}} if isinstance(step, Call) else {"text": step}
+    chunk = {
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+    }
+    return f"data: {json.dumps(chunk)}\n\n".encode() if stream else json.dumps(chunk).encode()
+
+
 class Service:
     """The service on an ephemeral port, serving `script` until closed."""
 
@@ -128,6 +143,12 @@ class Service:
                         data, kind = _claude(outer.script, body), "text/event-stream"
                     elif path.endswith("/responses"):
                         data, kind = _codex(outer.script, body), "text/event-stream"
+                    elif path.endswith(":streamGenerateContent"):
+                        data, kind = _gemini(outer.script, body, stream=True), "text/event-stream"
+                    elif path.endswith(":generateContent"):
+                        data, kind = _gemini(outer.script, body, stream=False), "application/json"
+                    elif path.endswith(":countTokens"):
+                        data, kind = json.dumps({"totalTokens": 1}).encode(), "application/json"
                     else:
                         data, kind = b"{}", "application/json"
                     outer.script.requests.append({"path": path, "body": body})

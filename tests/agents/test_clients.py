@@ -1,5 +1,5 @@
-"""The real Claude Code and Codex CLI (pinned, from npm) in a repository set up with
-`init --agent claude --agent codex` and `agent-sandbox`, driven by a scripted loopback
+"""The real Claude Code, Codex CLI and Gemini CLI (pinned, from npm) in a repository set up
+with `init --agent claude --agent codex --agent gemini` and `agent-sandbox`, driven by a scripted loopback
 model service (model_service.py): what each tool call did is read from the disk.
 
 Run by .ci/agent-clients (`-m clients -n 0`); skipped, saying why, when the clients are
@@ -22,7 +22,10 @@ from tests.agents.model_service import Call, Script, Service
 
 pytestmark = [pytest.mark.clients, pytest.mark.slow]
 
-CLIENTS = {"claude": "@anthropic-ai/claude-code@2.1.197", "codex": "@openai/codex@0.171.0"}
+CLIENTS = {
+    "claude": "@anthropic-ai/claude-code@2.1.197", "codex": "@openai/codex@0.171.0",
+    "gemini": "@google/gemini-cli@0.61.0",
+}  # fmt: skip
 CACHE = Path(os.environ.get("HG_AGENT_CLIENTS") or "/nonexistent")
 VENV_BIN = Path(sys.executable).parent
 
@@ -73,7 +76,7 @@ def work(tmp_path: Path) -> Path:
         (repo / rel).write_text(text)
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "init")
-    _hg(repo, "init", "--agent", "claude", "--agent", "codex")
+    _hg(repo, "init", "--agent", "claude", "--agent", "codex", "--agent", "gemini")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "adopt")
     _git(repo, "checkout", "-qb", "work")
@@ -114,6 +117,15 @@ def run(work: Path, bins: Path, client: str, steps: list[Call | str], codex_trus
                 "--verbose",
                 "--dangerously-skip-permissions",
             ]
+        elif client == "gemini":
+            env.update(
+                GOOGLE_GEMINI_BASE_URL=service.url, GEMINI_API_KEY="k", GEMINI_CLI_TRUST_WORKSPACE="true",
+                GEMINI_TELEMETRY_ENABLED="false",
+            )  # fmt: skip
+            # Headless, Gemini CLI takes the API key only with the auth type chosen in settings.
+            (home / ".gemini").mkdir(exist_ok=True)
+            (home / ".gemini/settings.json").write_text('{"security": {"auth": {"selectedType": "gemini-api-key"}}}')
+            cmd = ["gemini", "--yolo", "-m", "gemini-2.5-flash", "-o", "stream-json", "-p", "go"]
         else:
             # Codex builds its sandbox helper only with CODEX_HOME outside the temporary folder.
             codex_home = CACHE / f"codex-home-{uuid.uuid4().hex}"
@@ -266,3 +278,24 @@ def test_claude_code_enter_worktree_writes_are_judged_in_the_worktree(work: Path
     assert (tree / "other.py").read_text() == "no\n"  # a shell write: Stop reports it, in the worktree
     assert "`other.py`: changed outside the write boundary" in said
     assert "`.claude/worktrees/w1/`:" not in said  # the folder is no change of the main tree
+
+
+def test_gemini_cli_writes_only_inside_the_boundary_and_after_agent_reports(work: Path, bins: Path) -> None:
+    """Gemini CLI has no sandbox rules of ours: its tool writes are judged by the hook, and a
+    shell write lands and is reported at AfterAgent, which keeps the agent working."""
+    repo = work / "repo"
+    script = run(work, bins, "gemini", [
+        Call("write_file", {"file_path": str(repo / "src/written.py"), "content": "y = 1\n"}),
+        Call("write_file", {"file_path": str(repo / "outside.py"), "content": "z\n"}),
+        Call("replace", {"file_path": str(repo / "other.py"), "old_string": "x = 1", "new_string": "x = 9",
+                         "instruction": "change x"}),
+        Call("run_shell_command", {"command": "echo no > secret/keys.txt"}),
+        "first done", "second done",
+    ])  # fmt: skip
+    said = _said(script)
+    assert (repo / "src/written.py").read_text() == "y = 1\n"
+    assert not (repo / "outside.py").exists()
+    assert (repo / "other.py").read_text() == "x = 1\n"
+    assert "outside the write boundary" in said
+    assert (repo / "secret/keys.txt").read_text() == "no\n"  # no sandbox: the shell write lands
+    assert "`secret/keys.txt`: changed outside the write boundary" in said  # and AfterAgent says so
