@@ -427,8 +427,8 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
             "ask",
             f"{what}; a shell command cannot be judged by its text, so a human decides. Stop judges the commits "
             "made in this session.",
-            cannot_ask_reason=f"{what}, and Codex and Gemini CLI cannot ask a human from a hook: denied. Commit with plain "
-            "`git commit`.",
+            cannot_ask_reason=f"{what}, and Codex and Gemini CLI cannot ask a human from a hook: denied. Commit "
+            "with plain `git commit`.",
         )
     if hits and not reads_only(text):
         shown = ", ".join(f"`{n}`" for n in dict.fromkeys(hits[:5]))
