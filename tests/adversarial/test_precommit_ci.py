@@ -71,3 +71,28 @@ def test_inits_configuration_has_pre_commit_ci_skip_its_system_hooks(tmp_path: P
         [sys.executable, "-m", "pre_commit", "validate-config", str(path)], capture_output=True, check=False
     )
     assert proc.returncode == 0 and b"Unexpected key" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def test_an_empty_commit_where_ci_is_set_is_an_ordinary_commit(repo: Repo, tmp_path: Path) -> None:
+    """`git commit --allow-empty` with CI set (a CI job that commits, a developer's shell
+    that exports CI) runs the hook with nothing staged; git marks every commit hook with
+    GIT_INDEX_FILE, which `pre-commit run --all-files` does not set, so this is no HG950."""
+    adopted_main(repo)
+    repo.write(".pre-commit-config.yaml", LOCAL_CONFIG)
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "pre-commit config")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pc-home"), "PRE_COMMIT_COLOR": "never"}
+    subprocess.run(
+        [sys.executable, "-m", "pre_commit", "install"], cwd=repo.path, env=env, check=True, capture_output=True
+    )
+    proc = subprocess.run(
+        ["git", "commit", "--allow-empty", "-m", "empty"],
+        cwd=repo.path,
+        capture_output=True,
+        env={**env, "CI": "true"},
+        check=False,
+        timeout=300,
+    )
+    out = (proc.stdout + proc.stderr).decode()
+    assert proc.returncode == 0 and "HG950" not in out, out
+    assert repo.git("log", "-1", "--format=%s").strip() == b"empty"

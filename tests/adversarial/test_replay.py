@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_gate import templates
-from tests.helpers import VERIFICATION, Repo, plan_sha
+from tests.helpers import Repo, amendment_md, plan_sha
 
 FOLDER = "harness/plans/p1"
 
@@ -140,28 +139,16 @@ def test_re_approving_older_bytes_on_purpose_counts(repo: Repo) -> None:
     assert findings(repo, "--staged") == []
 
 
-def _amendment(psha: str, boundary: tuple[str, ...]) -> str:
-    deltas = {
-        k: {"material": False, "summary": "unchanged"}
-        for k in ("objective", "acceptance_criteria", "scope", "write_boundary", "verification", "risk")
-    }
-    deltas["write_boundary"] = {"material": True, "summary": "another boundary"}
-    return templates.amendment(
-        plan_sha256=psha, amendment_sha256=None, deltas=deltas, objective="Do it", acceptance=["works"],
-        scope="src", boundary=boundary, verification=VERIFICATION,
-    )  # fmt: skip
-
-
 def test_amendment_rolled_back(repo: Repo) -> None:
     """An amendment approved at bytes A, rewritten and approved at B, then put back to A."""
     adopted(repo)
     repo.new_plan("p1", ("src/**",))
     repo.approve()
     psha = plan_sha(repo, FOLDER)
-    a = _amendment(psha, ("src/**", "lib/**"))
+    a = amendment_md(psha, material=True, boundary=("src/**", "lib/**"))
     repo.write(f"{FOLDER}/001-amendment.md", a)
     repo.approve()
-    repo.write(f"{FOLDER}/001-amendment.md", _amendment(psha, ("src/**", "docs/**")))
+    repo.write(f"{FOLDER}/001-amendment.md", amendment_md(psha, material=True, boundary=("src/**", "docs/**")))
     repo.approve()
     repo.write(f"{FOLDER}/001-amendment.md", a)
     repo.write("lib/a.py", "x = 1\n")
@@ -206,10 +193,6 @@ def test_approving_in_a_shallow_clone_is_refused(repo: Repo, tmp_path: Path, mon
     assert not (clone / FOLDER / "approvals.jsonl").exists()
 
 
-def _narrowing_amendment(psha: str) -> str:
-    return _amendment(psha, ("src/**",))
-
-
 def test_branch_cut_before_the_base_narrowed_the_plan(repo: Repo) -> None:
     """p1 allowed src/** and lib/**; main then approved an amendment narrowing it to src/**.
     A branch cut before that keeps coding in lib/: CI must not judge it under the old plan."""
@@ -219,7 +202,7 @@ def test_branch_cut_before_the_base_narrowed_the_plan(repo: Repo) -> None:
     repo.git("add", "-A")
     repo.git("commit", "-qm", "plan")
     repo.git("branch", "old")
-    repo.write(f"{FOLDER}/001-amendment.md", _narrowing_amendment(plan_sha(repo, FOLDER)))
+    repo.write(f"{FOLDER}/001-amendment.md", amendment_md(plan_sha(repo, FOLDER), material=True, boundary=("src/**",)))
     repo.approve()
     repo.git("add", "-A")
     repo.git("commit", "-qm", "narrow the plan")
