@@ -70,6 +70,18 @@ def test_the_codex_hash_is_the_one_codex_computes() -> None:
         assert doctor.codex_hash(event, matcher, {"type": "command", "command": command}) == want
 
 
+def test_the_codex_hash_covers_timeout_status_message_and_matcher() -> None:
+    """Also recorded from Codex 0.171.0's `hooks/list`, for handlers edited by hand."""
+    command = hooks.agent_command("codex")
+    handler = {"type": "command", "command": command, "timeout": 30, "statusMessage": "checking"}
+    assert doctor.codex_hash("Stop", None, handler) == (
+        "sha256:62cba4b234aa1e9111e06a9987bfd0469b7118ac31757dcab53ca3f416f77b68"
+    )
+    assert doctor.codex_hash("SubagentStop", "default", {"type": "command", "command": command}) == (
+        "sha256:fdb23ff89f3cadb7576c0c004d8765343b0cf14161bea624439616e8d0379fca"
+    )
+
+
 def test_codex_untrusted_project_and_hooks_are_not_live(repo: Repo, homes: doctor.Homes) -> None:
     _init(repo, "codex")
     report = doctor_report(repo.path, homes=homes)
