@@ -175,6 +175,9 @@ def test_init_agent_gemini_writes_its_settings_a_protected_path(gated: Repo) -> 
     write = recorded("gemini-BeforeTool-write_file", gated.path, input__file_path=".gemini/settings.json")
     kind, reason = verdict("gemini", write, gated.path)
     assert kind == "deny" and "[HG102]" in reason
+    for path in ("src/GEMINI.md", "src/.gemini/settings.json"):  # Gemini CLI reads nested ones too
+        named = recorded("gemini-BeforeTool-write_file", gated.path, input__file_path=path)
+        assert "[HG102]" in verdict("gemini", named, gated.path)[1]
     gated.git("add", ".gemini/settings.json")
     res = gated.cli("check", "--stage", "pre-commit", "--staged")
     assert res.exit_code == 1 and "HG102" in res.output
