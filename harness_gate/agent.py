@@ -49,8 +49,10 @@ READ_ONLY = frozenset({
     # Earlier Claude Code versions.
     "Glob", "Grep", "LS", "TodoWrite", "TodoRead", "Task", "NotebookRead", "BashOutput", "KillShell", "KillBash",
     "SlashCommand",
-    # Codex 0.171 (write_stdin types into a running command: judged as a shell command).
-    "update_plan", "view_image", "web_search", "request_user_input", "tool_search",
+    # Codex 0.171 (write_stdin types into a running command: judged as a shell command); the
+    # goal tools and, with `multi_agent_v2`, the sub-agent tools, whose agents' tools meet the hook.
+    "update_plan", "view_image", "web_search", "request_user_input", "tool_search", "get_goal", "create_goal",
+    "update_goal", "spawn_agent", "followup_task", "interrupt_agent", "list_agents", "send_message",
     # Gemini CLI 0.61.
     "read_file", "read_many_files", "list_directory", "glob", "search_file_content", "grep_search",
     "google_web_search", "web_fetch", "write_todos", "save_memory",

@@ -247,7 +247,13 @@ def test_claude_codes_tools_that_write_no_file_pass_a_wide_matcher(gated: Repo, 
     assert verdict("claude", call, gated.path) == ("allow", "")
 
 
-@pytest.mark.parametrize("tool", ["request_user_input", "tool_search", "view_image", "web_search"])
+CODEX_0_171 = (
+    "request_user_input", "tool_search", "view_image", "web_search", "get_goal", "create_goal", "update_goal",
+    "spawn_agent", "followup_task", "interrupt_agent", "list_agents", "send_message",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("tool", CODEX_0_171)
 def test_codex_tools_that_write_no_file_pass(gated: Repo, tool: str) -> None:
     call = recorded("codex-PreToolUse-Bash", gated.path, tool_name=tool, tool_input={"x": "y"})
     assert verdict("codex", call, gated.path) == ("allow", "")
