@@ -20,15 +20,21 @@ from typing import Any
 class Call:
     tool: str  # the name the client's model sees
     input: dict[str, Any] | str  # a string: a Responses API custom tool's input (Codex's apply_patch)
+    namespace: str | None = None  # a Responses API tool namespace (Codex's `collaboration`)
+
+
+SUB_MODEL = "gpt-5.6-luna"  # the model a sub-agent is spawned with (one Codex knows): its requests follow `sub`
 
 
 @dataclass
 class Script:
     steps: Sequence[Call | str]
     requests: list[dict[str, Any]] = field(default_factory=list)
+    sub: Sequence[Call | str] = ()  # a sub-agent's steps (Codex: `spawn_agent` with model SUB_MODEL)
 
-    def step(self, turns: int) -> Call | str:
-        return self.steps[turns] if turns < len(self.steps) else "done"
+    def step(self, turns: int, model: object = None) -> Call | str:
+        steps = self.sub if model == SUB_MODEL and self.sub else self.steps
+        return steps[turns] if turns < len(steps) else "done"
 
 
 def _sse(events: list[tuple[str, dict[str, Any]]]) -> bytes:
@@ -73,7 +79,7 @@ def _codex(script: Script, body: dict[str, Any]) -> bytes:
         if isinstance(i, dict)
         and (i.get("type") in ("function_call", "custom_tool_call") or i.get("role") == "assistant")
     )
-    step = script.step(turns)
+    step = script.step(turns, body.get("model"))
     n = len(script.requests)
     rid = f"resp_{n}"
     if isinstance(step, Call) and isinstance(step.input, str):
@@ -85,6 +91,7 @@ def _codex(script: Script, body: dict[str, Any]) -> bytes:
         item = {
             "type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": step.tool,
             "arguments": json.dumps(step.input), "status": "completed",
+            **({"namespace": step.namespace} if step.namespace else {}),
         }  # fmt: skip
     else:
         item = {

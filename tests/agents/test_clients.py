@@ -14,11 +14,12 @@ import shutil
 import subprocess
 import sys
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from tests.agents.model_service import Call, Script, Service
+from tests.agents.model_service import SUB_MODEL, Call, Script, Service
 
 pytestmark = [pytest.mark.clients, pytest.mark.slow]
 
@@ -88,11 +89,19 @@ def work(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def run(work: Path, bins: Path, client: str, steps: list[Call | str], codex_trust: str | None = None) -> Script:
+def run(
+    work: Path,
+    bins: Path,
+    client: str,
+    steps: list[Call | str],
+    codex_trust: str | None = None,
+    sub: Sequence[Call | str] = (),
+    codex_config: str = "",
+) -> Script:
     """One headless run of `client` over the script; the script, with every request. With
     `codex_trust` (lines of Codex's config.toml), Codex runs trusting only what they say:
     without `--trust` and `--dangerously-bypass-hook-trust`."""
-    script = Script(steps)
+    script = Script(steps, sub=sub)
     service = Service(script)
     home = work / "home"
     env = {
@@ -132,7 +141,9 @@ def run(work: Path, bins: Path, client: str, steps: list[Call | str], codex_trus
             codex_home.mkdir(parents=True)
             (codex_home / "config.toml").write_text(
                 f'model = "gpt-5.5"\nmodel_provider = "mock"\n[model_providers.mock]\nname = "mock"\n'
-                f'base_url = "{service.url}/v1"\nwire_api = "responses"\nenv_key = "MOCK_KEY"\n' + (codex_trust or "")
+                f'base_url = "{service.url}/v1"\nwire_api = "responses"\nenv_key = "MOCK_KEY"\n'
+                + codex_config
+                + (codex_trust or "")
             )
             # Codex's shell is a login shell, and /etc/profile resets PATH.
             (home / ".profile").write_text(f'export PATH="{VENV_BIN}:$PATH"\n')
@@ -299,3 +310,21 @@ def test_gemini_cli_writes_only_inside_the_boundary_and_after_agent_reports(work
     assert "outside the write boundary" in said
     assert (repo / "secret/keys.txt").read_text() == "no\n"  # no sandbox: the shell write lands
     assert "`secret/keys.txt`: changed outside the write boundary" in said  # and AfterAgent says so
+
+
+def test_codex_subagent_stop_blocks_the_sub_agent(work: Path, bins: Path) -> None:
+    """Codex 0.171 sends SubagentStop to the entry `init --agent codex` writes, and a block
+    there keeps the sub-agent working: it is told what the gate would refuse (a file its
+    shell wrote where the sandbox lets `verify` write, the plan folder, which no rule knows)."""
+    repo = work / "repo"
+    spawn = {"task_name": "sub_task", "message": "do the sub task", "model": SUB_MODEL, "fork_turns": "none"}
+    wait = Call("wait_agent", {"timeout_ms": 20000}, namespace="collaboration")
+    script = run(
+        work, bins, "codex", [Call("spawn_agent", spawn, namespace="collaboration"), wait, "done", "done again"],
+        sub=[Call("exec_command", {"cmd": "echo x > harness/plans/p1/note.md"}), "sub done", "sub done again"],
+        codex_config="[features]\nmulti_agent_v2 = true\n",
+    )  # fmt: skip
+    assert (repo / "harness/plans/p1/note.md").exists()  # the sandbox let it through
+    sub = json.dumps([r["body"] for r in script.requests if r["body"].get("model") == SUB_MODEL])
+    # The SubagentStop block, said to the sub-agent.
+    assert "the commit gate (`check`) blocks these changes of the work tree" in sub and "note.md`" in sub
