@@ -153,6 +153,11 @@ def ours(handler: Mapping[str, Any], command: str) -> bool:
     return handler.get("command") == command
 
 
+def runs(doc: Mapping[str, Any] | None, command: str) -> bool:
+    """Whether a hooks file runs `command` under any event (what `init --agent` wrote)."""
+    return any(ours(h, command) for event in _table(doc, "hooks") for _, _, _, h in handlers(doc, str(event)))
+
+
 # -- Codex --------------------------------------------------------------------------------------
 
 

@@ -21,9 +21,7 @@ def set_up(root: Path) -> list[str]:
         except doctor.Unreadable:
             found.append(runtime)  # its check says why it cannot be read
             continue
-        command = hooks.agent_command(runtime)
-        events = doctor._table(doc, "hooks")
-        if any(doctor.ours(h, command) for event in events for _, _, _, h in doctor.handlers(doc, str(event))):
+        if doctor.runs(doc, hooks.agent_command(runtime)):
             found.append(runtime)
     return found
 
