@@ -245,7 +245,10 @@ def codex(root: Path, homes: Homes, events: Sequence[str], command: str, rel: st
                 f"prints, added to {shown}. (`codex exec --dangerously-bypass-hook-trust` runs untrusted hooks for "
                 "one run.)",
             ))  # fmt: skip
-            advice += [f"[hooks.state.{json.dumps(key)}]", f'trusted_hash = "{want}"']
+            if status == "untrusted":
+                advice += [f"[hooks.state.{json.dumps(key)}]", f'trusted_hash = "{want}"']
+            elif status == "modified":  # the table is there already: a second one would not parse
+                advice.append(f'# in [hooks.state.{json.dumps(key)}]: trusted_hash = "{want}"')
     if advice:
         advice.insert(0, f"to trust the hook after reading {rel}, add to {shown} (or use `/hooks` in Codex):")
     facts["hooks"] = trusted

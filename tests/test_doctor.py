@@ -116,6 +116,9 @@ def test_a_changed_codex_hook_needs_trusting_again(repo: Repo, homes: doctor.Hom
     report = doctor_report(repo.path, homes=homes)
     assert codes(report) == ["HG911"]
     assert "PreToolUse hook changed since it was trusted" in report.findings[0].message
+    key = f"{repo.path}/.codex/hooks.json:pre_tool_use:0:0"
+    # The table is there: the advice is to change its hash, never a second table (TOML refuses one).
+    assert f"# in [hooks.state.{json.dumps(key)}]: trusted_hash = " in "\n".join(report.lines)
 
 
 def test_codex_hooks_switched_off_or_disabled(repo: Repo, homes: doctor.Homes) -> None:
