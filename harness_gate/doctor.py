@@ -252,7 +252,7 @@ def codex(root: Path, homes: Homes, events: Sequence[str], command: str, rel: st
     if advice:
         advice.insert(0, f"to trust the hook after reading {rel}, add to {shown} (or use `/hooks` in Codex):")
     facts["hooks"] = trusted
-    found += _on_path("codex", command, homes)
+    found += _timeouts(project, events, command, rel) + _on_path("codex", command, homes)
     return RuntimeReport("codex", rel, not any(f.blocks for f in found), tuple(found), facts, tuple(advice))
 
 
@@ -298,7 +298,7 @@ def claude(root: Path, homes: Homes, events: Sequence[str], command: str, rel: s
                     "HG911", rel, f"{rel} has no {event} entry running `{command}`",
                     "Run `harness-gate init --agent claude` again (it keeps every other entry).",
                 ))  # fmt: skip
-    found += _on_path("claude", command, homes)
+    found += _timeouts(docs["project"], events, command, rel) + _on_path("claude", command, homes)
     facts = {"layers": [_shown(root, p) for (_, p), d in zip(layers, docs.values(), strict=True) if d is not None]}
     return RuntimeReport("claude", rel, not any(f.blocks for f in found), tuple(found), facts)
 
@@ -346,7 +346,7 @@ def gemini(root: Path, homes: Homes, events: Sequence[str], command: str, rel: s
             f"ignores {rel} (headless, `GEMINI_CLI_TRUST_WORKSPACE=true` trusts it for one run)",
             "Trust the folder when Gemini CLI asks (or `/permissions`).",
         ))  # fmt: skip
-    found += _on_path("gemini", command, homes)
+    found += _timeouts(docs["project"], events, command, rel, ms=True) + _on_path("gemini", command, homes)
     return RuntimeReport("gemini", rel, not any(f.blocks for f in found), tuple(found), {"folder_trust": trust})
 
 
@@ -375,6 +375,30 @@ def _gemini_trust(root: Path, folders: Mapping[str, Any] | None) -> str | None:
 
 
 # -- shared -------------------------------------------------------------------------------------
+
+
+MIN_TIMEOUT = 10  # seconds: a hook given less may be cut off on a large repository, and fail open
+
+
+def _timeouts(
+    doc: Mapping[str, Any] | None, events: Sequence[str], command: str, rel: str, *, ms: bool = False
+) -> list[Finding]:
+    """A `timeout` on the agent hook's handler short enough that the runtime may give up on it
+    (and run the tool): a warning. Gemini CLI counts it in milliseconds."""
+    out: list[Finding] = []
+    for event in events:
+        for _, _, _, handler in handlers(doc, event):
+            timeout = handler.get("timeout")
+            if not ours(handler, command) or not isinstance(timeout, (int, float)) or isinstance(timeout, bool):
+                continue
+            seconds = timeout / 1000 if ms else timeout
+            if seconds < MIN_TIMEOUT:
+                out.append(_finding(
+                    "HG912", rel, f"the {event} hook's timeout in {rel} is {seconds:g} s: a hook cut off by its "
+                    "timeout lets the tool run (fail open)",
+                    f"Give it at least {MIN_TIMEOUT} s, or remove the `timeout`.",
+                ))  # fmt: skip
+    return out
 
 
 def _on_path(runtime: str, command: str, homes: Homes) -> list[Finding]:

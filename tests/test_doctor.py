@@ -211,3 +211,16 @@ def test_the_command_through_the_cli(repo: Repo, tmp_path: Path) -> None:
     assert repo.cli("doctor", "--runtime", "claude").exit_code == 1  # asked for, never set up
     os.chdir(tmp_path)
     assert repo.cli("doctor").exit_code == 2  # not a repository: an error
+
+
+@pytest.mark.parametrize(("runtime", "timeout"), [("claude", 3), ("codex", 5), ("gemini", 2000)])
+def test_a_short_hook_timeout_fails_open_a_warning(repo: Repo, homes: doctor.Homes, runtime: str, timeout: int) -> None:
+    _init(repo, runtime)
+    rel = hooks.AGENT_SETTINGS[runtime]
+    doc = json.loads(repo.read(rel))
+    event = hooks.AGENT_EVENTS[runtime][0]
+    doc["hooks"][event][0]["hooks"][0]["timeout"] = timeout
+    repo.write(rel, json.dumps(doc))
+    report = doctor_report(repo.path, [runtime], homes=homes)
+    [warning] = [f for f in report.findings if "hook's timeout" in f.message]
+    assert warning.code == "HG912" and not warning.blocks
