@@ -206,6 +206,8 @@ def stop_answer(decision: Decision, runtime: str = "claude") -> tuple[int, str, 
     if decision.kind == "block":
         kind = "deny" if runtime == "gemini" else "block"
         return 0, json.dumps({"decision": kind, "reason": decision.reason}) + "\n", ""
+    if decision.kind == "note":  # said to the human, the stop goes ahead
+        return 0, json.dumps({"systemMessage": decision.reason}) + "\n", ""
     return 0, "", ""
 
 
@@ -477,20 +479,23 @@ def reads_only(text: str) -> bool:
 # -- judging paths ------------------------------------------------------------------------------
 
 
-def _repository(cwd: Path, *, prefetch: bool = False) -> tuple[Any, Any] | Decision:
+def _repository(
+    cwd: Path, *, prefetch: bool = False, begin: bool = True, location: Any = None
+) -> tuple[Any, Any] | Decision:
     """(git location, trusted configuration), or the decision for a repository the gate
     does not guard (allow: nothing to enforce). With `prefetch`, git starts at once on the
     reads a write is judged with, as `check --staged` does (git/process.py's contract:
-    what is not read is discarded)."""
+    what is not read is discarded). With `begin`, a session without a record gets one at
+    HEAD (a tool call; never Stop, where a missing record means the fork point)."""
     from harness_gate import artifacts_tree, cache, gate, git  # noqa: PLC0415
 
-    location = git.locate(cwd)
+    location = location or git.locate(cwd)
     if prefetch:
         artifacts_tree.prefetch(location)
     cache.configure(location.cache_dir)  # the parsed configuration and plans, as `check` keeps them
     if location.head is None:
         return Decision("allow", "harness-gate: no commit yet; the adopting commit is not judged")
-    if _SESSION:
+    if _SESSION and begin:
         from harness_gate import agent_session  # noqa: PLC0415
 
         agent_session.begin(location.cache_dir, _SESSION[0], location.head)
@@ -651,12 +656,21 @@ def _inside(path: str, top: str) -> str | None:
 
 
 def judge_paths(
-    location: Any, cfg: Any, cwd: Path, paths: Sequence[tuple[str, str]], *, before: bool = True
+    location: Any,
+    cfg: Any,
+    cwd: Path,
+    paths: Sequence[tuple[str, str]],
+    *,
+    before: bool = True,
+    walked: frozenset[str] = frozenset(),
 ) -> tuple[list[tuple[str, str, str]], str | None]:
     """Findings (code, path, message) for writing `paths` ((name, "A"|"M"|"D")), and the
     plan that allows them when none blocks. The plan's rules are gate.judge_writes over the
     index's plans, chosen as `check --staged` chooses them. `before` the write, a file with
-    other hard links is refused too (Stop judges what was written)."""
+    other hard links is refused too (Stop judges what was written). `walked`: the names of
+    `paths` that git's untracked listing found (Stop), below the top directory: git entered
+    every folder on the way, so none is a symbolic link or holds a `.git` of its own (git
+    enters neither), and only the file itself is looked at."""
     from harness_gate import artifacts_tree, branches, gate, git, governance, trust  # noqa: PLC0415
 
     root: Path = location.toplevel
@@ -665,13 +679,17 @@ def judge_paths(
     changes: list[Any] = []
     seen: dict[str, str | None] = {}  # folders looked at for a nested repository
     real_root, symlinks = os.path.realpath(root), dict[str, bool]()  # folders looked at for a link
+    top = os.fspath(root)
     for raw, status in paths:
-        named, why = resolve(root, cwd, raw, real_root, symlinks)
+        if raw in walked and not Path(raw).is_symlink():
+            named, why, entered = [raw[len(top) + 1 :]], None, True
+        else:
+            (named, why), entered = resolve(root, cwd, raw, real_root, symlinks), False
         if why is not None:
             out.append(("HG104", raw, why))
             continue
         for rel in named:
-            nested = _nested_repository(root, rel, seen)
+            nested = None if entered else _nested_repository(root, rel, seen)
             if nested is not None:
                 out.append(("HG104", rel, f"inside `{nested}`, a repository of its own nested in this one"))
                 continue
@@ -731,44 +749,75 @@ def on_stop(payload: dict[str, Any]) -> Decision:
     them; a commit made through the shell with `git commit-tree` and `git update-ref`
     leaves the tree clean). Blocks the stop when some would be refused, so the agent fixes
     them; again only when the set of findings changed since the last block, and at most
-    agent_session.MAX_BLOCKS times a session. A payload without a session id blocks unless
-    the agent already continues because of a stop hook (`stop_hook_active`)."""
-    from harness_gate import agent_session  # noqa: PLC0415
+    agent_session.MAX_BLOCKS times in a row while the runtime says the agent continues
+    because of a stop hook (`stop_hook_active`, which the agent cannot set): a record
+    forged to say the blocks are spent silences no new set outside such a run, and past
+    the bound the findings are still said to the human. Without a record (removed, or not
+    as agent_session writes it) the commits are judged from the fork point. A payload
+    without a session id blocks unless the agent already continues because of a stop hook."""
+    from harness_gate import git  # noqa: PLC0415
 
     sid = _SESSION[0] if _SESSION else None
-    if sid is None and _continuing(payload.get("stop_hook_active")):
+    active = _continuing(payload.get("stop_hook_active"))
+    if sid is None and active:
         return Decision("none")
+    # The work tree's listing, the one slow read (every untracked folder is entered), starts
+    # in a thread at once, while the configuration and plans are read; once the repository
+    # is located (a foreign `commondir` refused first, HG909). Not read, it is discarded.
+    # The session's work tree: the linked worktree its `cwd` is in (EnterWorktree), else the project.
     cwd = payload.get("cwd")
     where = _judged_in(_project(), Path(cwd), [("x", "M")]) if isinstance(cwd, str) and "\0" not in cwd else _project()
-    repo = _repository(where)  # records the session's start, if it has none yet
+    location = git.locate(where)
+    git.prefetch_status_records(location.toplevel, ignore_files=True)
+    try:
+        return _on_stop(sid, active, location)
+    finally:
+        git.discard_started()
+
+
+def _on_stop(sid: str | None, active: bool, location: Any) -> Decision:
+    from harness_gate import agent_session  # noqa: PLC0415
+
+    repo = _repository(_project(), begin=False, location=location)
     if isinstance(repo, Decision):
         return Decision("none")
     location, cfg = repo
     state = agent_session.load(location.cache_dir, sid) if sid is not None else None
-    if sid is not None and state is None and _continuing(payload.get("stop_hook_active")):
+    if sid is not None and state is None and active:
         return Decision("none")  # nothing remembered (an unwritable git directory): the old guard
-    found, reason = _stop_findings(location, cfg, state.start if state is not None else None)
-    if state is None or sid is None:
+    found, reason, base = _stop_findings(location, cfg, state.start if state is not None else None)
+    if sid is None:
         return Decision("block", reason) if found else Decision("none")
+    if state is None:
+        state = agent_session.Session(base or location.head)  # the fork point from here on
+        if not found:
+            with contextlib.suppress(OSError):
+                agent_session.save(location.cache_dir, sid, state)
+            return Decision("none")
     if not found:
         if state.blocked:
             agent_session.save(location.cache_dir, sid, dataclasses.replace(state, blocked=""))
         return Decision("none")
     key = agent_session.digest(found)
-    if key == state.blocked or state.blocks >= agent_session.MAX_BLOCKS:
+    if key == state.blocked:
         return Decision("none")
-    agent_session.save(location.cache_dir, sid, dataclasses.replace(state, blocked=key, blocks=state.blocks + 1))
+    blocks = state.blocks if active else 0  # the bound holds within a run of blocks the runtime vouches for
+    if blocks >= agent_session.MAX_BLOCKS:
+        return Decision("note", f"harness-gate: not blocking the stop again ({blocks} blocks in a row).\n{reason}")
+    with contextlib.suppress(OSError):
+        agent_session.save(location.cache_dir, sid, dataclasses.replace(state, blocked=key, blocks=blocks + 1))
     return Decision("block", reason)
 
 
-def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tuple[str, str, str]], str]:
-    """Every finding Stop reports, and the reason that says them."""
+def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tuple[str, str, str]], str, str | None]:
+    """Every finding Stop reports, the reason that says them, and where the commits were
+    judged from (`start`, else the fork point; None when there is neither)."""
     from harness_gate import git  # noqa: PLC0415
 
     root = location.toplevel
-    paths, artifacts = [], []
+    paths, artifacts, walked = [], [], set()
     common: list[str | None] = []
-    for xy, path in git.status_records(root):
+    for xy, path in git.status_records(root, ignore_files=True):
         if xy == "??" and path.endswith("/"):
             # A folder git does not descend into holds a `.git`: a linked worktree of this
             # repository (EnterWorktree's) is no change of this tree; it is judged in itself.
@@ -783,11 +832,16 @@ def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tup
         if path.startswith(cfg.artifacts_dir + "/"):
             artifacts.append(_change(path, status, True))  # judged by the artifact rules, below
         else:
-            paths.append((str(root / path), status))
-    blocking = judge_paths(location, cfg, root, paths, before=False)[0] if paths else []
+            paths.append((f"{root}/{path}", status))
+            if xy == "??" and path and not path.endswith("/") and path.split("/", 1)[0].casefold() != ".git":
+                walked.add(f"{root}/{path}")
+    blocking, plan = (
+        judge_paths(location, cfg, root, paths, before=False, walked=frozenset(walked)) if paths else ([], None)
+    )
     if artifacts:
         blocking.extend(_artifact_findings(location, cfg, artifacts))
-    stale = _stale_evidence(root) if cfg.evidence_stages and (paths or artifacts) else []
+    one = plan if plan is not None and ", " not in plan else None  # the plan `check --staged` chose: not asked again
+    stale = _stale_evidence(root, one) if cfg.evidence_stages and (paths or artifacts) else []
     base = start if start is not None else git.fork_point(root, cfg.base_branch, location.head)
     committed = _commit_findings(location, base) if base is not None and base != location.head else []
     parts = []
@@ -796,8 +850,8 @@ def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tup
         parts.append(deny_reason("", blocking, header) + "\nRevert them, or ask for an amendment, before you stop.")
     if committed:
         header = (
-            f"harness-gate: the commits made since this session began ({(base or '')[:12]}..HEAD) would be refused "
-            "(`check --range`):"
+            f"harness-gate: the commits made since {'this session began' if start else 'the branch left its base'} "
+            f"({(base or '')[:12]}..HEAD) would be refused (`check --range`):"
         )
         parts.append(
             deny_reason("", committed, header) + "\nCommits are made with `git commit`, through the commit gate: "
@@ -808,7 +862,7 @@ def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tup
         # stages that ask for it will say, so the agent runs verify before it ends.
         header = f"harness-gate: evidence the gate asks for at {', '.join(cfg.evidence_stages)} is not fresh:"
         parts.append(deny_reason("", stale, header))
-    return [*blocking, *committed, *stale], "\n".join(parts)
+    return [*blocking, *committed, *stale], "\n".join(parts), base
 
 
 def _commit_findings(location: Any, start: str) -> list[tuple[str, str, str]]:
@@ -861,15 +915,16 @@ def _artifact_findings(location: Any, cfg: Any, changes: Sequence[Any]) -> list[
     return [(f.code, f.path, f.message) for f in found]
 
 
-def _stale_evidence(root: Path) -> list[tuple[str, str, str]]:
-    """Evidence of the plan this branch works under that is not fresh for the work tree
-    (as `harness-gate status` reports it), when the configuration asks for evidence."""
+def _stale_evidence(root: Path, plan_id: str | None = None) -> list[tuple[str, str, str]]:
+    """Evidence of the plan this branch works under (`plan_id`, when the caller knows it)
+    that is not fresh for the work tree (as `harness-gate status` reports it), when the
+    configuration asks for evidence."""
     from harness_gate import artifacts_tree, evidence, fingerprints, freshness, governance, lifecycle, plans  # noqa: PLC0415
     from harness_gate.errors import HarnessGateError  # noqa: PLC0415
 
     snap = artifacts_tree.from_worktree(root)
     try:
-        plan_id = governance.plan_id_for(snap, None)
+        plan_id = plan_id or governance.plan_id_for(snap, None)
     except HarnessGateError:
         return []  # no plan, or several: the boundary findings say so
     folder = plans.load(snap, plan_id)

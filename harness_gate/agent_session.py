@@ -3,9 +3,10 @@ HEAD was at when the session's first hook call came (Stop judges the commits mad
 as `check --range` does), and the set of findings its last Stop block reported (a Stop
 blocks again only when that set changed, a bounded number of times).
 
-One small JSON file a session, `.git/harness-gate/agent-sessions/<sha256 of the id>.json`:
-never in the work tree, never committed. A file that cannot be read as this module wrote
-it counts as no record (the fork point then stands in for the start).
+One small JSON file a session, `.git/harness-gate/cache/agent-sessions/<sha256 of the
+id>.json`: never in the work tree, never committed; the runtime's sandbox rules
+(`agent-sandbox`) keep the agent's shell from writing it. A file that cannot be read as
+this module wrote it counts as no record (the fork point then stands in for the start).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ MAX_SESSIONS = 256  # files kept; the oldest go first
 MAX_BLOCKS = 8  # Stop blocks in one session: a guard against a loop that never ends
 _MAX_BYTES = 4096
 _OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,9 @@ def load(cache_dir: Path, session_id: str) -> Session | None:
         return None
     if not isinstance(blocks, int) or isinstance(blocks, bool) or not 0 <= blocks <= MAX_BLOCKS:
         return None
-    return Session(start, blocked[:64], blocks)
+    if blocked and (not _DIGEST.fullmatch(blocked) or not blocks):
+        return None  # not as `save` writes it (a block always counts): no record
+    return Session(start, blocked, blocks)
 
 
 def save(cache_dir: Path, session_id: str, session: Session) -> None:

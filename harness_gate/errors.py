@@ -52,6 +52,12 @@ def nothing_to_judge_in_ci() -> HarnessGateError:
     )
 
 
+def unsafe_agent_settings(message: str) -> HarnessGateError:
+    """HG910, exit 2: a coding agent's local settings hold keys that switch its hooks off or
+    run commands of their own, so no sandbox rules are written beside them (docs/agents.md)."""
+    return HarnessGateError("HG910", message)
+
+
 class Refused(HarnessGateError):
     """An authoring command that cannot do what was asked in the plan's current state (no
     plan, a precondition not met): it writes nothing and reports its findings, exit 1 (one

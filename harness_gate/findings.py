@@ -640,6 +640,18 @@ RULES: dict[str, Rule] = _rules(
         "agent's tool call (docs/agents.md).",
     ),
     Rule(
+        "HG909",
+        "git directory elsewhere",
+        "The git directory's `commondir` names a folder that is not the main repository of a linked work tree: git "
+        "would read its configuration, hooks and objects from there. Remove `.git/commondir` (docs/agents.md).",
+    ),
+    Rule(
+        "HG910",
+        "agent settings that switch hooks off",
+        "Move these keys from .claude/settings.local.json to ~/.claude/settings.json (or remove them), then run "
+        "`harness-gate agent-sandbox` again (docs/agents.md).",
+    ),
+    Rule(
         "HG911",
         "agent hook not live",
         "The runtime will not run harness-gate's hook in this clone: do what the finding says, then run "

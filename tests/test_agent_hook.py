@@ -483,13 +483,18 @@ def test_stop_blocks_a_bounded_number_of_times_a_session(gated: Repo) -> None:
     block): at most MAX_BLOCKS blocks a session."""
     from harness_gate import agent_session
 
-    stop = stop_payload(gated, True, session_id="s")
-    blocks = 0
+    blocks, notes = 0, []
     for i in range(agent_session.MAX_BLOCKS + 2):
         gated.write(f"out{i}.py", "x\n")
-        out = hook(gated, stop)[1]
-        blocks += out is not None
+        # The first stop is the agent's own; every later one continues because of a block.
+        out = hook(gated, stop_payload(gated, i > 0, session_id="s"))[1]
+        blocks += out is not None and out.get("decision") == "block"
+        notes += [out["systemMessage"]] if out is not None and "systemMessage" in out else []
     assert blocks == agent_session.MAX_BLOCKS
+    # Past the bound the stop goes ahead, and what would be refused is said to the human.
+    assert len(notes) == 2 and "not blocking the stop again" in notes[-1] and f"out{i}.py" in notes[-1]
+    # The agent's own next stop (a new run, not one a block caused) blocks again.
+    assert hook(gated, stop_payload(gated, False, session_id="s"))[1]["decision"] == "block"
 
 
 def test_stop_names_a_staged_new_file_an_addition(gated: Repo) -> None:

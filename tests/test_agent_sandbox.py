@@ -36,16 +36,16 @@ def test_sandbox_rules_follow_the_approved_boundary(gated: Repo) -> None:
         "secret",
         ".claude/settings.json",
         ".claude/settings.local.json",
-        ".git/hooks",
-        ".git/config",
+        ".git",  # whole: hooks, config, commondir, objects, the hook's session records
         ".harness-gate.toml",
-        "harness/plans/p1/approvals.jsonl",
-        "harness/plans/p1/plan.md",
+        "harness",  # whole: plans and approvals are a human's to write
     ):
         assert f"{root}/{rel}" in denied, rel  # fmt: skip
     assert not any(d.startswith(f"{root}/src") for d in denied)
-    assert f"{root}/harness/plans/p1/evidence.jsonl" not in denied  # verify appends to it
+    assert not any(d.startswith((f"{root}/.git/", f"{root}/harness/")) for d in denied)  # covered whole
     assert f"{root}/.claude" not in denied  # the sandbox makes its own placeholders there
+    # The folder of a denied file is a mount point of its own: it cannot be renamed away.
+    assert sandbox["filesystem"]["allowWrite"] == [f"{root}/.claude"]
     assert "~/.claude/settings.json" in denied
     assert f"Edit(/{root}/.claude/settings.local.json)" in claude["permissions"]["deny"]
     codex = tomllib.loads(gated.read(".codex/config.toml").decode())
@@ -55,6 +55,7 @@ def test_sandbox_rules_follow_the_approved_boundary(gated: Repo) -> None:
     assert fs[":root"] == "read" and fs[":tmpdir"] == "write"
     assert roots["."] == "read" and roots["src"] == "write" and roots["harness/plans/p1"] == "write"
     assert roots["harness/plans/p1/approvals.jsonl"] == "read" and roots[".git/hooks"] == "read"
+    assert not any(k.startswith(".git") and v == "write" for k, v in roots.items())  # no object replaced
     # This clone's own: excluded, so neither Stop nor a commit sees them.
     assert gated.git("status", "--porcelain", "--", ".claude", ".codex") == b""
     # Run again after an amendment, the rules follow; a settings key of the user's is kept.
@@ -88,3 +89,62 @@ def test_managed_settings_hold_the_hook_and_only_managed_hooks(repo: Repo) -> No
     doc = json.loads(res.output)
     assert doc["allowManagedHooksOnly"] is True and doc["sandbox"]["enabled"] is True
     assert doc["hooks"]["Stop"][0]["hooks"][0]["command"] == "harness-gate agent-hook --runtime claude"
+
+
+@pytest.mark.slow
+def test_every_folder_on_the_way_to_a_denied_name_is_a_mount_point(gated: Repo) -> None:
+    """bubblewrap's mount points cannot be renamed: `mv src src-old && mkdir src` would
+    otherwise carry `src/lib/other.py`'s read-only binding away and leave a writable one."""
+    gated.write("src/lib/other.py", "x\n")
+    gated.write("src/app/a.py", "a\n")
+    root = gated.path
+    denied = agent_sandbox.claude_denied(root, agent_sandbox.write_roots(["src/app/**"]), "harness")
+    assert "src/lib" in denied and "src/app" not in denied
+    assert agent_sandbox.claude_mount_points(root, denied) == ["src"]
+
+
+@pytest.mark.parametrize("key", ["disableAllHooks", "hooks", "statusLine", "env", "apiKeyHelper", "enabledPlugins"])
+def test_settings_that_switch_hooks_off_are_refused_not_kept(gated: Repo, key: str) -> None:
+    """A key that switches hooks off or runs a command of its own, already in
+    settings.local.json, would outlive the rules written beside it: HG910, nothing written."""
+    text = json.dumps({key: True, "model": "mine"})
+    gated.write(".claude/settings.local.json", text)
+    res = gated.cli("agent-sandbox", "--runtime", "claude")
+    assert res.exit_code == 2 and "HG910" in res.output and f"`{key}`" in res.output
+    assert gated.read(".claude/settings.local.json").decode() == text
+
+
+def test_a_tree_too_wide_to_list_is_an_error_not_a_shorter_list(gated: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agent_sandbox, "_MAX_ENTRIES", 2)
+    for i in range(4):
+        gated.write(f"wide{i}.txt", "x\n")
+    before = (
+        gated.read(".claude/settings.local.json") if (gated.path / ".claude/settings.local.json").exists() else None
+    )
+    res = gated.cli("agent-sandbox", "--runtime", "claude")
+    assert res.exit_code == 2 and "HG904" in res.output and "none are written" in res.output
+    after = gated.read(".claude/settings.local.json") if (gated.path / ".claude/settings.local.json").exists() else None
+    assert after == before
+
+
+@pytest.mark.slow
+def test_status_names_sandbox_rules_the_boundary_has_left_behind(gated: Repo) -> None:
+    """The rules are this clone's, written from the boundary of the day: after an amendment
+    (or a new file outside the boundary) `status` says they are stale and how to fix it."""
+    assert gated.cli("agent-sandbox").exit_code == 0
+    assert "sandbox:" not in gated.cli("status").output
+    res = gated.cli("plan", "amend", "--add-boundary", "docs/**")
+    assert res.exit_code == 0, res.output
+    gated.approve()
+    gated.git("add", "-A")
+    gated.git("commit", "-qm", "amend", "--no-verify")
+    out = gated.cli("status").output
+    assert ".codex/config.toml" in out and "run `harness-gate agent-sandbox`" in out, out
+    assert gated.cli("agent-sandbox").exit_code == 0
+    assert "sandbox:" not in gated.cli("status").output
+    gated.write("new-top.py", "x\n")  # writable under Claude Code's rules until they are written again
+    assert ".claude/settings.local.json" in gated.cli("status").output
+    assert gated.cli("agent-sandbox").exit_code == 0
+    doc = json.loads(gated.read(".claude/settings.local.json").decode())
+    gated.write(".claude/settings.local.json", json.dumps({**doc, "disableAllHooks": True}))  # hooks off, later
+    assert ".claude/settings.local.json" in gated.cli("status").output

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_gate import artifacts_tree, fsutil, git, governance, hooks, lifecycle, plans
-from harness_gate.errors import HarnessGateError, usage
+from harness_gate.errors import HarnessGateError, unsafe_agent_settings, usage
 from harness_gate.git.repo import git_path
 from harness_gate.report import Report
 
@@ -28,7 +28,8 @@ PROTECTED = (
     ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".codex", ".agents", ".mcp.json",
     "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", ".github", ".harness-gate.toml",
     ".gemini", "GEMINI.md",
-    "pyproject.toml", ".gitattributes", ".pre-commit-config.yaml", ".git/hooks", ".git/config", ".git/info",
+    "pyproject.toml", ".gitattributes", ".gitignore", ".pre-commit-config.yaml", ".git/hooks", ".git/config",
+    ".git/info",
 )  # fmt: skip
 USER_FILES = ("~/.claude/settings.json", "~/.claude/settings.local.json", "~/.codex")
 _GLOB = frozenset("*?[{")
@@ -74,14 +75,16 @@ def _leads_to(rel: str, roots: Sequence[str]) -> bool:
     return any(r.startswith(rel + "/") for r in roots)
 
 
-def claude_denied(root: Path, roots: Sequence[str], artifacts: str, plan_folder: str | None) -> list[str]:
+def claude_denied(root: Path, roots: Sequence[str], artifacts: str) -> list[str]:
     """Every existing entry of the work tree outside the write roots, the smallest set of
-    names that covers them (a folder no root leads into is one name), and the protected
-    paths. bubblewrap cannot make a folder read-only and one below it writable, so a new
-    file beside a denied one (at the top, say) can still be made: Stop reports it."""
+    names that covers them (a folder no root leads into is one name), the protected paths,
+    `.git` whole and the artifacts root whole. bubblewrap cannot make a folder read-only
+    and one below it writable, so a new file beside a denied one (at the top, say) can
+    still be made: Stop reports it. More names than the bound is a usage error, never a
+    shorter list: a rule left out would be a write let through unsaid."""
     out: list[str] = []
     stack = [""]
-    while stack and len(out) < _MAX_ENTRIES:
+    while stack:
         here = stack.pop()
         try:
             names = sorted(p.name for p in (root / here).iterdir())
@@ -89,9 +92,7 @@ def claude_denied(root: Path, roots: Sequence[str], artifacts: str, plan_folder:
             continue
         for name in names:
             rel = f"{here}/{name}" if here else name
-            if rel in (".git", artifacts):
-                continue
-            if _covered(rel, roots):
+            if rel in (".git", artifacts) or _covered(rel, roots):
                 continue
             # `.claude` is named file by file: Claude Code's sandbox makes its own placeholders
             # in it (`.claude/commands`), which a read-only folder would refuse.
@@ -100,30 +101,38 @@ def claude_denied(root: Path, roots: Sequence[str], artifacts: str, plan_folder:
                 stack.append(rel)
             else:
                 out.append(rel)
+        if len(out) > _MAX_ENTRIES:
+            raise usage(
+                f"more than {_MAX_ENTRIES} files and folders outside the write boundary to deny in Claude Code's "
+                "sandbox: the rules would be incomplete, so none are written",
+                "Keep what lies outside the boundary in fewer folders, or install the managed settings "
+                "(`harness-gate agent-sandbox --managed`, docs/agents.md).",
+            )
+    # `.git` whole: its hooks, config, commondir, object store and the hook's own session
+    # records. So no commit is made inside the sandbox (as under Codex's profile), nor does
+    # `verify` run there (docs/agents.md). The artifacts root whole: plans and approvals
+    # are a human's to write.
     out += [p for p in PROTECTED if not _covered(p, roots) or "/" not in p]
-    out += _artifacts_denied(root, artifacts, plan_folder)
-    return sorted(set(out))
+    out += [".git", artifacts]
+    return sorted({p for p in out if not any(p.startswith(f"{top}/") for top in (".git", artifacts))})
 
 
-def _artifacts_denied(root: Path, artifacts: str, plan_folder: str | None) -> list[str]:
-    """The artifacts root but the way down to the plan folder's evidence log, which
-    `verify` appends to: every other entry on the way is denied."""
-    if plan_folder is None:
-        return [artifacts]
-    parts = plan_folder.split("/")
-    out: list[str] = []
-    for depth in range(len(artifacts.split("/")), len(parts) + 1):
-        here = "/".join(parts[:depth])
-        below = "/".join(parts[: depth + 1]) if depth < len(parts) else None
-        try:
-            names = sorted(p.name for p in (root / here).iterdir())
-        except OSError:
-            return [*out, here]
-        for name in names:
-            rel = f"{here}/{name}"
-            if rel != below and not (here == plan_folder and name == "evidence.jsonl"):
-                out.append(rel)
-    return out
+def claude_mount_points(root: Path, denied: Sequence[str]) -> list[str]:
+    """Every existing folder of the work tree on the way to a denied name (`.claude` for
+    `.claude/settings.local.json`). Listed as `allowWrite` (inside the work tree, which the
+    sandbox lets the agent write anyway: nothing more is granted), each is bound as a mount
+    point of its own, and bubblewrap's mount points cannot be renamed or removed (EBUSY,
+    EXDEV). Without them `mv .claude .claude-old && mkdir .claude` carries the read-only
+    file away with its folder and leaves a writable one in its place."""
+    out: set[str] = set()
+    for rel in denied:
+        parts = rel.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            here = "/".join(parts[:depth])
+            path = root / here
+            if path.is_dir() and not path.is_symlink():
+                out.add(here)
+    return sorted(out)
 
 
 def claude_settings(root: Path, denied: Sequence[str], current: dict[str, Any]) -> dict[str, Any]:
@@ -136,7 +145,7 @@ def claude_settings(root: Path, denied: Sequence[str], current: dict[str, Any]) 
         "allowUnsandboxedCommands": False,  # the model cannot ask to leave it
         # No `excludedCommands`: Claude Code runs a whole compound command that names one
         # outside the sandbox (`harness-gate verify; echo x > other.py`).
-        "filesystem": {"denyWrite": paths},
+        "filesystem": {"denyWrite": paths, "allowWrite": [f"{top}/{p}" for p in claude_mount_points(root, denied)]},
     }
     rules = [f"Edit(/{top}/{p})" for p in (".claude/settings.json", ".claude/settings.local.json", ".git/hooks/**",
                                             ".git/config", ".harness-gate.toml")]  # fmt: skip
@@ -148,14 +157,36 @@ def claude_settings(root: Path, denied: Sequence[str], current: dict[str, Any]) 
     return doc
 
 
+# Keys of Claude Code's settings that switch hooks off, add hooks of their own or run a
+# command of their own choosing outside the sandbox (a status line, a credential helper, a
+# plugin's hooks, the shell's prefix): the sandbox rules beside them would guard nothing.
+UNSAFE_KEYS = (
+    "disableAllHooks", "hooks", "statusLine", "fileSuggestion", "apiKeyHelper", "awsAuthRefresh",
+    "awsCredentialExport", "gcpAuthRefresh", "otelHeadersHelper", "enabledPlugins", "extraKnownMarketplaces", "env",
+)  # fmt: skip
+
+
+def _refuse_unsafe(rel: str, current: dict[str, Any]) -> None:
+    """A refusal when `rel` already holds a key that switches hooks off or runs commands: never
+    stripped (a user's setting is theirs to move), never left beside the sandbox rules."""
+    found = [k for k in UNSAFE_KEYS if k in current]
+    if found:
+        raise unsafe_agent_settings(
+            f"{rel} holds {', '.join(f'`{k}`' for k in found)}: settings that switch hooks off, add hooks or run "
+            "commands outside the sandbox (`env` can put another `harness-gate` first on PATH); no sandbox rules "
+            "are written beside them",
+        )
+
+
 def _toml(value: str) -> str:
     return json.dumps(value)  # a JSON string is a TOML basic string for these names
 
 
 def codex_config(roots: Sequence[str], artifacts: str, plan_folder: str | None) -> str:
     """A permission profile: the machine readable, the temporary folder writable, the work
-    tree read-only but the write roots, the plan folder's evidence log and git's object
-    store (`verify` hashes the tree; refs and the index stay read-only, so no commit)."""
+    tree read-only but the write roots and the plan folder's evidence log. `.git` whole is
+    read-only (no commit; no object replaced): `verify` hashes the tree into a scratch
+    store in the temporary folder (git.process.scratch_objects)."""
     lines = [
         f"{CODEX_MARK}: written from the approved write boundary; run it again after approve or an amendment.",
         "# This clone's own (listed in .git/info/exclude): never committed.",
@@ -172,7 +203,6 @@ def codex_config(roots: Sequence[str], artifacts: str, plan_folder: str | None) 
     if plan_folder is not None:
         entries[plan_folder] = "write"
         entries.update({f"{plan_folder}/{n}": "read" for n in ("plan.md", "approvals.jsonl", "amendments")})
-    entries[".git/objects"] = "write"
     entries.update(dict.fromkeys(PROTECTED, "read"))  # the protected paths win over the boundary
     lines += [f'{_toml(path)} = "{access}"' for path, access in entries.items()]
     return "\n".join(lines) + "\n"
@@ -190,10 +220,28 @@ def _exclude(root: Path, rels: Sequence[str]) -> None:
         fsutil.write_atomic(path, (old + sep + "\n".join(missing) + "\n").encode())
 
 
-def agent_sandbox(cwd: Path, runtimes: Sequence[str]) -> Report:
-    root = git.toplevel(cwd)
+def _claude_current(root: Path, rel: str) -> dict[str, Any]:
+    path = root / rel
+    current: Any = {}
+    if path.exists():
+        try:
+            current = json.loads(path.read_bytes())
+        except (ValueError, UnicodeDecodeError):
+            current = None
+    if not isinstance(current, dict):
+        raise usage(f"{rel} is not a JSON object", "Fix it, or remove it, and run again.")
+    return current
+
+
+def _boundary(root: Path) -> tuple[Any, str | None, tuple[str, ...]]:
     cfg = artifacts_tree.worktree_config(root)
     plan_id, boundary = _plan(root)
+    return cfg, plan_id, boundary
+
+
+def agent_sandbox(cwd: Path, runtimes: Sequence[str]) -> Report:
+    root = git.toplevel(cwd)
+    cfg, plan_id, boundary = _boundary(root)
     roots = write_roots(boundary)
     plan_folder = f"{cfg.artifacts_dir}/plans/{plan_id}" if plan_id is not None and boundary else None
     lines = [
@@ -205,15 +253,10 @@ def agent_sandbox(cwd: Path, runtimes: Sequence[str]) -> Report:
         rel = FILES[runtime]
         path = root / rel
         if runtime == "claude":
-            current: Any = {}
-            if path.exists():
-                try:
-                    current = json.loads(path.read_bytes())
-                except (ValueError, UnicodeDecodeError):
-                    current = None
-            if not isinstance(current, dict):
-                raise usage(f"{rel} is not a JSON object", "Fix it, or remove it, and run again.")
-            doc = claude_settings(root, claude_denied(root, roots, cfg.artifacts_dir, plan_folder), current)
+            current = _claude_current(root, rel)
+            _refuse_unsafe(rel, current)
+            path.parent.mkdir(parents=True, exist_ok=True)  # a mount point, with the file written in it
+            doc = claude_settings(root, claude_denied(root, roots, cfg.artifacts_dir), current)
             writes.append((rel, json.dumps(doc, indent=2).encode() + b"\n"))
         else:
             if path.exists() and not path.read_bytes().startswith(CODEX_MARK.encode()):
@@ -226,9 +269,46 @@ def agent_sandbox(cwd: Path, runtimes: Sequence[str]) -> Report:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         fsutil.write_atomic(root / rel, data)
         lines.append(f"wrote the sandbox rules to {rel}")
+        if rel == FILES["codex"]:
+            lines.append("  (Codex applies it only in a project you trusted: its trust prompt, or `trust_level`)")
     _exclude(root, [rel for rel, _ in writes])
     lines.append("run it again after `approve` or an amendment; restart the agent to apply")
+    if "claude" in (runtimes or FILES):
+        lines.append(
+            "a team relying on it: install the managed settings, which no project or user setting switches off "
+            "(`harness-gate agent-sandbox --managed`, docs/agents.md)"
+        )
     return Report("agent-sandbox", lines=tuple(lines))
+
+
+def stale(root: Path) -> list[str]:
+    """The sandbox rules files this command wrote that no longer say what it would write
+    now (after `approve` or an amendment the boundary moved; a folder appeared): `status`
+    names them, with `harness-gate agent-sandbox` as the fix. A file that cannot be read,
+    or a tree too wide to list, counts as stale: its rules are not known to hold."""
+    found = []
+    claude, codex = root / FILES["claude"], root / FILES["codex"]
+    mine_claude = claude.exists() and b'"sandbox"' in claude.read_bytes()[: 1 << 20]
+    mine_codex = codex.exists() and codex.read_bytes().startswith(CODEX_MARK.encode())
+    if not (mine_claude or mine_codex):
+        return []
+    try:
+        cfg, plan_id, boundary = _boundary(root)
+    except HarnessGateError:
+        return [rel for rel, mine in ((FILES["claude"], mine_claude), (FILES["codex"], mine_codex)) if mine]
+    roots = write_roots(boundary)
+    plan_folder = f"{cfg.artifacts_dir}/plans/{plan_id}" if plan_id is not None and boundary else None
+    if mine_claude:
+        try:
+            current = _claude_current(root, FILES["claude"])
+            _refuse_unsafe(FILES["claude"], current)  # written in later (hooks off): stale too
+            if claude_settings(root, claude_denied(root, roots, cfg.artifacts_dir), current) != current:
+                found.append(FILES["claude"])
+        except HarnessGateError:
+            found.append(FILES["claude"])
+    if mine_codex and codex.read_bytes() != codex_config(roots, cfg.artifacts_dir, plan_folder).encode():
+        found.append(FILES["codex"])
+    return found
 
 
 def managed() -> str:

@@ -99,6 +99,14 @@ def status(cwd: Path, plan_id: str | None) -> Report:
     ]
     if unstaged:
         lines.append("not staged: " + ", ".join(unstaged) + "  (the gate reads the index: git add them)")
+    from harness_gate.commands import agent_sandbox  # noqa: PLC0415
+
+    data["agent_sandbox_stale"] = stale = agent_sandbox.stale(root)
+    if stale:
+        lines.append(
+            f"sandbox:    {', '.join(stale)} no longer match the approved boundary: run `harness-gate agent-sandbox` "
+            "and restart the agent"
+        )
     return Report("status", tuple(found), data, lines=tuple(lines))
 
 

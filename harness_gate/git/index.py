@@ -89,20 +89,53 @@ def symlinks(root: Path, rev: str | None) -> dict[bytes, str]:
     return {os.fsencode(e.path): e.oid for e in entries if e.mode == "120000"}
 
 
-def status_records(root: Path, *prefixes: str) -> list[tuple[str, str]]:
+# Listings started ahead (prefetch_status_records), by (root, prefixes, ignore_files).
+_LISTED: dict[tuple[Path, tuple[str, ...], bool], list[tuple[str, str]]] = {}
+
+
+def prefetch_status_records(root: Path, *prefixes: str, ignore_files: bool = False) -> None:
+    """Start `status_records(root, *prefixes, ignore_files=...)` in a thread now: the next
+    such call takes its answer (or what it raised), once (git/process.py's contract)."""
+    key = (root, prefixes, ignore_files)
+
+    def work() -> None:
+        _LISTED[key] = _status_records(root, prefixes, ignore_files)
+
+    start_work(("status", *key), work)
+
+
+def status_records(root: Path, *prefixes: str, ignore_files: bool = False) -> list[tuple[str, str]]:
     """`git status` of the paths under `prefixes`: (XY, path) for every path not as HEAD has
-    it (XY as in --porcelain=v1: X the index against HEAD, Y the work tree against the index)."""
+    it (XY as in --porcelain=v1: X the index against HEAD, Y the work tree against the index).
+    With `ignore_files`, an untracked `.gitignore` that ignores itself (`*`) is one too, as
+    `??`: the work tree's ignore files are the agent's to write, and one that hides the new
+    files beside it must not hide itself (ignored directories are not entered)."""
+    key = (root, prefixes, ignore_files)
+    if finish_work(("status", *key)) and key in _LISTED:
+        return _LISTED.pop(key)
+    _LISTED.pop(key, None)  # a discarded prefetch's answer is never one
+    return _status_records(root, prefixes, ignore_files)
+
+
+def _status_records(root: Path, prefixes: Sequence[str], ignore_files: bool) -> list[tuple[str, str]]:
     specs = [f":(literal){prefix}" for prefix in prefixes]
+    more = ["--ignored=matching"] if ignore_files else []
     raw = run(
-        ["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", *specs],
+        ["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", *more, "--", *specs],
         cwd=root,
         env=_filters_off(root),  # status compares racily clean files through their filter
     )
-    return [
-        (rec[:2].decode("ascii", "replace"), os.fsdecode(rec[3:]))
-        for rec in terminated(raw, "status").split(b"\0")
-        if len(rec) > 3
-    ]
+    out = []
+    for rec in terminated(raw, "status").split(b"\0"):
+        if len(rec) <= 3:
+            continue
+        xy, path = rec[:2].decode("ascii", "replace"), os.fsdecode(rec[3:])
+        if xy == "!!":
+            if not path.endswith("/") and path.rsplit("/", 1)[-1] == ".gitignore":
+                out.append(("??", path))
+            continue
+        out.append((xy, path))
+    return out
 
 
 def status_paths(root: Path, prefix: str) -> list[str]:

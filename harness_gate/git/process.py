@@ -73,6 +73,29 @@ _UNTRUSTED_ENV = (
 
 NO_GRAFTS = str(Path(os.devnull) / "harness-gate-no-grafts")
 
+# Set by `scratch_objects` when the object store cannot be written: where new objects go.
+_SCRATCH: dict[str, str] = {}
+
+
+def scratch_objects(objects: Path) -> None:
+    """When the repository's object store cannot be written (a coding agent's sandbox
+    makes `.git` read-only, so that its shell cannot replace an object), the objects git
+    writes for the gate's own answers (a work tree's fingerprint, a merge's tree) go to a
+    scratch folder removed at exit, the store read beside it as an alternate: nothing is
+    added to the repository, and a tree id named in evidence may be one this clone lacks
+    (freshness says so). Once a process; a store named by GIT_OBJECT_DIRECTORY is left
+    alone."""
+    if _SCRATCH or os.environ.get("GIT_OBJECT_DIRECTORY") or os.access(objects, os.W_OK):
+        return
+    import atexit  # noqa: PLC0415
+    import shutil  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    scratch = tempfile.mkdtemp(prefix="harness-gate-objects-")
+    atexit.register(shutil.rmtree, scratch, True)
+    alternates = [str(objects), *filter(None, os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(":"))]
+    _SCRATCH.update(GIT_OBJECT_DIRECTORY=scratch, GIT_ALTERNATE_OBJECT_DIRECTORIES=":".join(alternates))
+
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
@@ -85,6 +108,7 @@ def _env() -> dict[str, str]:
     # A graft file that cannot exist (ENOTDIR: git reads it silently as none) disables it.
     env["GIT_GRAFT_FILE"] = NO_GRAFTS
     env["LC_ALL"] = "C"
+    env.update(_SCRATCH)
     return env
 
 
@@ -323,11 +347,13 @@ def start_work(key: object, work: Callable[[], None]) -> None:
         _WORK[key] = _Work(work)
 
 
-def finish_work(key: object) -> None:
-    """Wait for the work started under `key`, if any, and raise what it raised."""
+def finish_work(key: object) -> bool:
+    """Wait for the work started under `key`, if any, and raise what it raised; whether
+    there was any."""
     started = _WORK.pop(key, None)
     if started is not None:
         started.join()
+    return started is not None
 
 
 def discard_started() -> None:

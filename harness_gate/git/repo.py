@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness_gate.errors import GitError, HarnessGateError
-from harness_gate.git.process import run, run_raw
+from harness_gate.git.process import run, run_raw, scratch_objects
 
 OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
@@ -24,7 +24,7 @@ class Location:
 
 _LOCATE = (
     "--show-toplevel", "--git-path", "harness-gate", "--git-path", "MERGE_HEAD", "--git-path", "index",
-    "--git-path", "shallow",
+    "--git-path", "shallow", "--absolute-git-dir", "--git-common-dir",
 )  # fmt: skip
 
 
@@ -45,7 +45,7 @@ def locate(cwd: Path | str) -> Location:
         raise HarnessGateError(
             "HG901", f"{Path(cwd).resolve()} is not inside a git work tree", "Run `git init` or cd into a repository."
         )
-    if len(lines) < 6 or (not unborn and not OID.fullmatch(lines[5])):
+    if len(lines) < 8 or (not unborn and not OID.fullmatch(lines[7])):
         raise GitError("unexpected `git rev-parse` output")
     top = Path(lines[0])
 
@@ -53,10 +53,29 @@ def locate(cwd: Path | str) -> Location:
         path = Path(p)
         return path if path.is_absolute() else Path(cwd) / path
 
+    _own_common_dir(Path(lines[5]), absolute(lines[6]))
+    scratch_objects(absolute(lines[6]) / "objects")
+
     if not os.environ.get("GIT_INDEX_FILE"):  # git-path answers with it when it is set
         _GIT_PATHS[top, "index"] = absolute(lines[3])
     _GIT_PATHS[top, "shallow"] = absolute(lines[4])
-    return Location(top, absolute(lines[1]) / "cache", absolute(lines[2]), None if unborn else lines[5])
+    return Location(top, absolute(lines[1]) / "cache", absolute(lines[2]), None if unborn else lines[7])
+
+
+def _own_common_dir(git_dir: Path, common: Path) -> None:
+    """HG909 unless the common directory is the git directory itself or, for a linked work
+    tree, the repository whose `worktrees/<name>` the git directory is. A `commondir` file
+    written into `.git` (by an agent's shell, say) makes git read the configuration, hooks,
+    refs and objects of another folder: answers the gate cannot stand on."""
+    real_git, real_common = git_dir.resolve(), common.resolve()
+    linked = real_git.parent.name == "worktrees" and real_git.parent.parent == real_common
+    if real_common == real_git or linked:
+        return
+    raise HarnessGateError(
+        "HG909",
+        f"the git directory {git_dir} takes its configuration, hooks and objects from {common} (its `commondir`), "
+        "which is not the repository of a linked work tree",
+    )
 
 
 def git_path(root: Path, name: str) -> Path:
