@@ -114,7 +114,7 @@ def doctor(runtimes: Sequence[str], fmt: str) -> None:
 @cli.command("agent-hook", short_help="Judge a coding agent's tool call before it runs (its runtime calls this).")
 @click.option("--runtime", type=click.Choice(tuple(hooks.AGENT_SETTINGS)), required=True, help="The agent's runtime.")
 def agent_hook(runtime: str) -> None:
-    """Read a Claude Code or Codex hook payload on stdin and answer it (docs/agents.md)."""
+    """Read a Claude Code, Codex or Gemini CLI hook payload on stdin and answer it (docs/agents.md)."""
     from harness_gate import agent  # noqa: PLC0415  (lazy: start-up time)
 
     sys.exit(agent.main(runtime, sys.stdin.buffer))
