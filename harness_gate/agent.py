@@ -26,17 +26,36 @@ from typing import IO, Any
 # whole file it writes: the cap fits large generated files, and bounds what is held.
 MAX_PAYLOAD = 64 << 20
 _CHUNK = 1 << 20
-RUNTIMES = ("claude", "codex")
-# Tool -> the input key holding the one path it writes.
-WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+RUNTIMES = ("claude", "codex", "gemini")
+# Tool -> the input key holding the one path it writes (Gemini CLI's: write_file, replace).
+WRITE_TOOLS = {
+    "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path",
+    "write_file": "file_path", "replace": "file_path",
+}  # fmt: skip
 PATCH_TOOLS = frozenset({"apply_patch"})
-SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command"})
+SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "run_shell_command"})
+# Gemini CLI's event names, as the hook judges them.
+GEMINI_EVENTS = {"BeforeTool": "PreToolUse", "AfterAgent": "Stop"}
 MCP_PREFIX = "mcp__"  # both runtimes name an MCP server's tools `mcp__<server>__<tool>`
 # Tools that write nothing in the work tree: let through without a look.
 READ_ONLY = frozenset({
-    "Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "TodoWrite", "TodoRead", "Task", "NotebookRead",
-    "ExitPlanMode", "BashOutput", "KillShell", "KillBash", "SlashCommand", "ListMcpResourcesTool",
-    "ReadMcpResourceTool", "update_plan", "view_image", "web_search",
+    # Claude Code 2.1.197. Agent, Workflow and Skill run tools of their own, each through
+    # the hook; the worktree tools make and leave a linked worktree (judged in itself); the
+    # task, cron and message tools schedule or talk, and write no file.
+    "Agent", "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "Read", "ReportFindings",
+    "ScheduleWakeup", "SendMessage", "Skill", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop",
+    "TaskUpdate", "WebFetch", "WebSearch", "Workflow", "ExitPlanMode", "EnterPlanMode", "AskUserQuestion",
+    "ListMcpResourcesTool", "ReadMcpResourceTool",
+    # Earlier Claude Code versions.
+    "Glob", "Grep", "LS", "TodoWrite", "TodoRead", "Task", "NotebookRead", "BashOutput", "KillShell", "KillBash",
+    "SlashCommand",
+    # Codex 0.171 (write_stdin types into a running command: judged as a shell command); the
+    # goal tools and, with `multi_agent_v2`, the sub-agent tools, whose agents' tools meet the hook.
+    "update_plan", "view_image", "web_search", "request_user_input", "tool_search", "get_goal", "create_goal",
+    "update_goal", "spawn_agent", "followup_task", "interrupt_agent", "list_agents", "send_message",
+    # Gemini CLI 0.61.
+    "read_file", "read_many_files", "list_directory", "glob", "search_file_content", "grep_search",
+    "google_web_search", "web_fetch", "write_todos", "save_memory",
 })  # fmt: skip
 AMEND = (
     "To write there, ask for an amendment: `harness-gate plan amend --add-boundary PATTERN`, then a human "
@@ -115,12 +134,12 @@ def _answer(runtime: str, stdin: IO[bytes]) -> tuple[int, str, str]:
         name = payload.get("hook_event_name")
         if not isinstance(name, str):
             raise Malformed("the payload has no `hook_event_name`")
-        event = name
+        event = GEMINI_EVENTS.get(name, name) if runtime == "gemini" else name
         session = payload.get("session_id")
         if isinstance(session, str) and 0 < len(session) <= 256:
             _SESSION.append(session)
         if event in ("Stop", "SubagentStop"):
-            return stop_answer(on_stop(payload))
+            return stop_answer(on_stop(payload), runtime)
         if event != "PreToolUse":
             if "tool_name" in payload or "tool_input" in payload:
                 # A tool call under an event name this hook does not know: never a silent pass.
@@ -134,7 +153,7 @@ def _answer(runtime: str, stdin: IO[bytes]) -> tuple[int, str, str]:
     if event in ("Stop", "SubagentStop"):
         # A Stop payload that failed to be judged: block, once (nothing is remembered).
         active = payload.get("stop_hook_active") if isinstance(payload, dict) else None
-        return stop_answer(Decision("none") if _continuing(active) else Decision("block", decision.reason))
+        return stop_answer(Decision("none") if _continuing(active) else Decision("block", decision.reason), runtime)
     return pre_tool_answer(runtime, decision)
 
 
@@ -157,12 +176,18 @@ def pre_tool_answer(runtime: str, decision: Decision) -> tuple[int, str, str]:
 
     An allowed call is answered with nothing at all: `"allow"` would skip the runtime's own
     permission prompts, and the gate never grants more than the user's settings do."""
-    if runtime == "codex" and decision.kind == "ask":
+    if runtime in ("codex", "gemini") and decision.kind == "ask":
         # Codex parses `ask` but does not support it: the hook counts as failed and the call
         # runs. What would be asked is denied (an MCP tool) or let through (a shell command).
         decision = Decision(decision.cannot_ask, decision.cannot_ask_reason)
     if decision.kind == "allow":
         return 0, "", ""
+    if runtime == "codex":
+        # Codex ends the reason with a period of its own: "...the index).." otherwise.
+        decision = Decision(decision.kind, decision.reason.rstrip("."))
+    if runtime == "gemini":
+        # Gemini CLI reads a top-level decision only (hookSpecificOutput is ignored there).
+        return 0, json.dumps({"decision": "deny", "reason": decision.reason}) + "\n", ""
     out = json.dumps({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -175,11 +200,12 @@ def pre_tool_answer(runtime: str, decision: Decision) -> tuple[int, str, str]:
     return 0, out + "\n", ""
 
 
-def stop_answer(decision: Decision) -> tuple[int, str, str]:
+def stop_answer(decision: Decision, runtime: str = "claude") -> tuple[int, str, str]:
     """Stop/SubagentStop: `{"decision": "block", "reason": ...}` keeps the agent working;
-    nothing lets it stop."""
+    nothing lets it stop. Gemini CLI's AfterAgent: `"deny"`, its word for the same."""
     if decision.kind == "block":
-        return 0, json.dumps({"decision": "block", "reason": decision.reason}) + "\n", ""
+        kind = "deny" if runtime == "gemini" else "block"
+        return 0, json.dumps({"decision": kind, "reason": decision.reason}) + "\n", ""
     if decision.kind == "note":  # said to the human, the stop goes ahead
         return 0, json.dumps({"systemMessage": decision.reason}) + "\n", ""
     return 0, "", ""
@@ -214,12 +240,16 @@ def pre_tool_use(payload: dict[str, Any]) -> Decision:
         return judge(cwd, patch_paths(_patch_text(tool_input)), tool)
     if tool in SHELL_TOOLS:
         return shell(cwd, tool_input)
+    if tool == "write_stdin":  # Codex: what is typed into a running command is a shell command's text
+        chars = tool_input.get("chars")
+        return shell(cwd, {"command": chars if isinstance(chars, str) else ""})
     if tool.startswith(MCP_PREFIX):
         return mcp(tool)
     return Decision(
         "deny",
         f"harness-gate does not know the tool `{tool}` and cannot tell what it writes: denied (fail closed). "
-        "Write files with Write/Edit/MultiEdit/NotebookEdit (Claude Code) or apply_patch (Codex).",
+        "Write files with Write/Edit/NotebookEdit (Claude Code), apply_patch (Codex) or write_file/replace "
+        "(Gemini CLI).",
     )
 
 
@@ -401,10 +431,10 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
             "ask",
             f"{what}; a shell command cannot be judged by its text, so a human decides. Stop judges the commits "
             "made in this session.",
-            cannot_ask_reason=f"{what}, and Codex cannot ask a human from a hook: denied. Commit with plain "
-            "`git commit`.",
+            cannot_ask_reason=f"{what}, and Codex and Gemini CLI cannot ask a human from a hook: denied. Commit "
+            "with plain `git commit`.",
         )
-    if hits:
+    if hits and not reads_only(text):
         shown = ", ".join(f"`{n}`" for n in dict.fromkeys(hits[:5]))
         return Decision(
             "ask",
@@ -413,6 +443,37 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
             cannot_ask="allow",
         )
     return Decision("allow", "harness-gate: shell commands are not judged by their text; `check` judges the commit")
+
+
+# Programs that only read files (with no option that writes: `sort -o`, `sed -i`, `git log
+# --output` are not among them), and git's reading commands.
+_READERS = frozenset({
+    "cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "ls", "stat", "wc", "file", "diff",
+    "cmp", "jq", "tree", "find", "echo", "printf", "pwd", "realpath", "readlink", "basename", "dirname", "true",
+})  # fmt: skip
+_GIT_READERS = frozenset({"status", "diff", "log", "show", "ls-files", "blame", "grep", "rev-parse", "cat-file"})
+_WRITES = re.compile(r"[>`]|\$\(|-(?:exec|execdir|delete|fprint\w*|o)\b|--output\b")
+
+
+def reads_only(text: str) -> bool:
+    """Whether a shell command plainly only reads: every simple command in it (split at
+    `;`, `&`, `|` and new lines) is a reader, with no redirection, command substitution or
+    option that writes. Anything else may write (a heuristic, docs/agents.md)."""
+    if _WRITES.search(text):
+        return False
+    for part in re.split(r"[;&|\n]+", text):
+        words = part.split()
+        while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=\S*", words[0]):
+            words = words[1:]  # VAR=value before the program
+        if not words:
+            continue
+        if words[0] == "git":
+            rest = [w for w in words[1:] if not w.startswith("-")]
+            if not rest or rest[0] not in _GIT_READERS:
+                return False
+        elif words[0] not in _READERS:
+            return False
+    return True
 
 
 # -- judging paths ------------------------------------------------------------------------------
@@ -448,7 +509,7 @@ def judge(cwd: Path, paths: Sequence[tuple[str, str]], tool: str) -> Decision:
     from harness_gate import git  # noqa: PLC0415
 
     try:  # git/process.py's contract: what was started and not read ends here, on every way out
-        repo = _repository(_project(), prefetch=True)
+        repo = _repository(_judged_in(_project(), cwd, paths), prefetch=True)
         if isinstance(repo, Decision):
             return repo
         location, cfg = repo
@@ -459,6 +520,19 @@ def judge(cwd: Path, paths: Sequence[tuple[str, str]], tool: str) -> Decision:
         shown = ", ".join(f"`{p}`" for p, _ in paths[:3])
         return Decision("allow", f"harness-gate: {shown} inside the write boundary of `{plan}`")
     return Decision("deny", deny_reason(tool, findings))
+
+
+def _judged_in(project: Path, cwd: Path, paths: Sequence[tuple[str, str]]) -> Path:
+    """Where a write is judged: the linked worktree of the project's repository it lands in
+    (Claude Code's EnterWorktree, agent_worktrees.py), else the project."""
+    from harness_gate import agent_worktrees  # noqa: PLC0415
+
+    if paths:
+        target = os.path.normpath(cwd / paths[0][0])
+        found = agent_worktrees.worktree_of(project, target)
+        if found is not None:
+            return found
+    return project
 
 
 def deny_reason(tool: str, findings: Sequence[tuple[str, str, str]], header: str = "") -> str:
@@ -690,7 +764,10 @@ def on_stop(payload: dict[str, Any]) -> Decision:
     # The work tree's listing, the one slow read (every untracked folder is entered), starts
     # in a thread at once, while the configuration and plans are read; once the repository
     # is located (a foreign `commondir` refused first, HG909). Not read, it is discarded.
-    location = git.locate(_project())
+    # The session's work tree: the linked worktree its `cwd` is in (EnterWorktree), else the project.
+    cwd = payload.get("cwd")
+    where = _judged_in(_project(), Path(cwd), [("x", "M")]) if isinstance(cwd, str) and "\0" not in cwd else _project()
+    location = git.locate(where)
     git.prefetch_status_records(location.toplevel, ignore_files=True)
     try:
         return _on_stop(sid, active, location)
@@ -739,7 +816,16 @@ def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tup
 
     root = location.toplevel
     paths, artifacts, walked = [], [], set()
+    common: list[str | None] = []
     for xy, path in git.status_records(root, ignore_files=True):
+        if xy == "??" and path.endswith("/"):
+            # A folder git does not descend into holds a `.git`: a linked worktree of this
+            # repository (EnterWorktree's) is no change of this tree; it is judged in itself.
+            from harness_gate import agent_worktrees  # noqa: PLC0415
+
+            common = common or [agent_worktrees.common_dir(root)]
+            if common[0] is not None and agent_worktrees.linked(common[0], root / path.rstrip("/")):
+                continue
         # An addition in the index or the work tree (`A `, ` A` from `add -N`, `AD`) adds;
         # HEAD never had the file.
         status = "A" if "A" in xy or xy == "??" else ("D" if "D" in xy else "M")

@@ -77,7 +77,7 @@ def init(agents: Sequence[str], fmt: str) -> None:
     "--runtime",
     "runtimes",
     multiple=True,
-    type=click.Choice(tuple(hooks.AGENT_SETTINGS)),
+    type=click.Choice(hooks.SANDBOXED),
     help="The runtime (repeatable; default: both).",
 )
 @click.option("--managed", is_flag=True, help="Print Claude Code's managed settings file instead (docs/agents.md).")
@@ -94,10 +94,27 @@ def agent_sandbox(runtimes: Sequence[str], managed: bool, fmt: str) -> None:
     _run("agent-sandbox", fmt, lambda: command.agent_sandbox(Path.cwd(), tuple(dict.fromkeys(runtimes))))
 
 
+@cli.command("doctor", short_help="Say whether each coding agent's hook is live in this clone.")
+@click.option(
+    "--runtime",
+    "runtimes",
+    multiple=True,
+    type=click.Choice(tuple(hooks.AGENT_SETTINGS)),
+    help="The runtime to check (repeatable; default: each one `init --agent` set up).",
+)
+@format_option
+def doctor(runtimes: Sequence[str], fmt: str) -> None:
+    """Read each runtime's own settings (trust, hook trust and its hash, switches that turn
+    hooks off) and say whether it will run harness-gate's agent hook here (docs/agents.md)."""
+    from harness_gate.commands import doctor as command  # noqa: PLC0415
+
+    _run("doctor", fmt, lambda: command.doctor_report(Path.cwd(), tuple(dict.fromkeys(runtimes))))
+
+
 @cli.command("agent-hook", short_help="Judge a coding agent's tool call before it runs (its runtime calls this).")
 @click.option("--runtime", type=click.Choice(tuple(hooks.AGENT_SETTINGS)), required=True, help="The agent's runtime.")
 def agent_hook(runtime: str) -> None:
-    """Read a Claude Code or Codex hook payload on stdin and answer it (docs/agents.md)."""
+    """Read a Claude Code, Codex or Gemini CLI hook payload on stdin and answer it (docs/agents.md)."""
     from harness_gate import agent  # noqa: PLC0415  (lazy: start-up time)
 
     sys.exit(agent.main(runtime, sys.stdin.buffer))

@@ -652,6 +652,24 @@ RULES: dict[str, Rule] = _rules(
         "`harness-gate agent-sandbox` again (docs/agents.md).",
     ),
     Rule(
+        "HG911",
+        "agent hook not live",
+        "The runtime will not run harness-gate's hook in this clone: do what the finding says, then run "
+        '`harness-gate doctor` again (docs/agents.md, "Is the hook live?").',
+    ),
+    Rule(
+        "HG912",
+        "agent hook may fail open",
+        "A runtime runs the tool when its hook cannot start, crashes or times out: make sure it can run here "
+        '(docs/agents.md, "What it cannot guarantee").',
+    ),
+    Rule(
+        "HG913",
+        "agent settings unreadable",
+        "A runtime's settings file that cannot be read says nothing about its hook: fix the file, then run "
+        "`harness-gate doctor` again.",
+    ),
+    Rule(
         "HG950",
         "nothing to judge in CI",
         "In CI the gate judges a pull request's commits: use the GitHub Action (docs/action.md) or "

@@ -46,8 +46,8 @@ PROTECTED_PATHS = (".github/CODEOWNERS", "docs/CODEOWNERS")
 # runtime reads a nested `.claude/` or `.codex/` of the directory it starts in; `.agents/`
 # holds the skills Codex reads as instructions).
 AGENT_FILES = (".mcp.json",)
-AGENT_NAMES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md")
-AGENT_DIRS = (".agents", ".claude", ".codex")
+AGENT_NAMES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", "GEMINI.md")
+AGENT_DIRS = (".agents", ".claude", ".codex", ".gemini")
 # Below them, the one subtree that holds records rather than settings: the harness runtime's
 # evidence logs (docs/formats/runtime.md), which its format's rules judge.
 AGENT_DATA = ".codex/harness/evidence/"

@@ -111,17 +111,26 @@ if __name__ == "__main__":
 
 # -- the agent hook (docs/agents.md) -----------------------------------------------------------
 
-AGENT_SETTINGS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json"}
+AGENT_SETTINGS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json", "gemini": ".gemini/settings.json"}
+# The runtimes `agent-sandbox` writes an OS sandbox for (Gemini CLI's is a container it
+# starts itself: docs/agents.md).
+SANDBOXED = ("claude", "codex")
 # The tools routed to the hook (a regex each runtime matches against the tool name): the writing
 # tools, the shell, and every MCP tool (`mcp__<server>__<tool>`). Codex names its shell tools
-# `Bash` in hook payloads (`shell` stays for a version that names it so).
+# `Bash` in hook payloads (`shell` stays for a version that names it so). MultiEdit stays for
+# Claude Code before 2.1 (2.1.197 has none).
 AGENT_MATCHER = {
     "claude": "Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*",
     "codex": "apply_patch|Bash|shell|mcp__.*",
+    "gemini": "write_file|replace|run_shell_command|mcp_.*",
 }
-# The events each runtime's hook file gets: Codex has no SubagentStop (its parser would
-# ignore the entry, and the file would promise what never runs).
-AGENT_EVENTS = {"claude": ("PreToolUse", "Stop", "SubagentStop"), "codex": ("PreToolUse", "Stop")}
+# The events each runtime's hook file gets, the tool event first (the one with a matcher).
+AGENT_EVENTS = {
+    "claude": ("PreToolUse", "Stop", "SubagentStop"),
+    "codex": ("PreToolUse", "Stop", "SubagentStop"),
+    "gemini": ("BeforeTool", "AfterAgent"),
+}
+TOOL_EVENTS = frozenset({"PreToolUse", "BeforeTool"})
 
 
 def agent_command(runtime: str) -> str:
@@ -169,26 +178,15 @@ def agent_settings(root: Path, runtime: str) -> tuple[str, bytes, bool]:
         for old in mine:
             # An entry of an earlier `init` routes the tools it knew: it gets today's matcher
             # (MCP tools), unless it holds other hooks, whose matcher is the user's.
-            if event == "PreToolUse" and ours(old, all) and old.get("matcher") != AGENT_MATCHER[runtime]:
+            if event in TOOL_EVENTS and ours(old, all) and old.get("matcher") != AGENT_MATCHER[runtime]:
                 old["matcher"] = AGENT_MATCHER[runtime]
                 changed = True
         if not mine:
             entry: dict[str, object] = {"hooks": [{"type": "command", "command": command}]}
-            if event == "PreToolUse":
+            if event in TOOL_EVENTS:
                 entry = {"matcher": AGENT_MATCHER[runtime], **entry}
             entries.append(entry)
             changed = True
-    # An entry of an earlier `init` under an event this runtime has not (Codex: SubagentStop).
-    for event in set(AGENT_EVENTS["claude"]) - set(AGENT_EVENTS[runtime]):
-        entries = hooks.get(event)
-        if isinstance(entries, list):
-            kept = [e for e in entries if not (ours(e, any) and ours(e, all))]  # entries of this hook alone
-            if len(kept) != len(entries):
-                changed = True
-                if kept:
-                    hooks[event] = kept
-                else:
-                    del hooks[event]
     doc["hooks"] = hooks
     # ensure_ascii off: the user's own text (a non-ASCII path or comment) is kept as written;
     # on, for text UTF-8 cannot hold (a lone surrogate `\ud800` the JSON escaped).

@@ -513,7 +513,7 @@ def test_stop_names_an_intent_to_add_an_addition(gated: Repo) -> None:
     assert "`intended.py`: added outside the write boundary" in hook(gated, stop)[1]["reason"]
 
 
-def test_init_agent_keeps_text_utf8_cannot_hold_and_drops_codexs_old_subagentstop(gated: Repo) -> None:
+def test_init_agent_keeps_text_utf8_cannot_hold_and_codexs_subagentstop(gated: Repo) -> None:
     gated.write(".claude/settings.json", '{"note": "\\ud800x", "hooks": {}}')
     command = {"type": "command", "command": "harness-gate agent-hook --runtime codex"}
     mine = {"hooks": [command]}
@@ -522,7 +522,8 @@ def test_init_agent_keeps_text_utf8_cannot_hold_and_drops_codexs_old_subagentsto
     res = gated.cli("init", "--agent", "claude", "--agent", "codex")
     assert res.exit_code == 0, res.output
     assert json.loads(gated.read(".claude/settings.json"))["note"] == "\ud800x"
-    assert json.loads(gated.read(".codex/hooks.json"))["hooks"]["SubagentStop"] == [theirs]
+    # Codex 0.171 sends SubagentStop: an entry a user added is kept, ours is not added twice.
+    assert json.loads(gated.read(".codex/hooks.json"))["hooks"]["SubagentStop"] == [mine, theirs]
 
 
 def test_stop_allows_changes_inside_the_boundary(gated: Repo) -> None:
@@ -549,7 +550,7 @@ def test_init_agent_merges_and_is_idempotent(gated: Repo) -> None:
     assert "café".encode() in gated.read(".claude/settings.json")  # the user's text kept as written
     codex = json.loads(gated.read(".codex/hooks.json"))
     assert codex["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "harness-gate agent-hook --runtime codex"
-    assert sorted(codex["hooks"]) == ["PreToolUse", "Stop"]  # Codex has no SubagentStop
+    assert sorted(codex["hooks"]) == ["PreToolUse", "Stop", "SubagentStop"]
     assert gated.cli("init", "--agent", "claude", "--agent", "codex").exit_code == 0
     assert json.loads(gated.read(".claude/settings.json")) == first
 

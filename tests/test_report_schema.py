@@ -84,6 +84,8 @@ def test_every_json_command_in_every_outcome_matches_the_documented_schema(
         doc = check(*args, exit_code=0)
         assert doc["data"].get("active") is False, args
     check("init", exit_code=0)
+    check("doctor", exit_code=0)  # no agent hook set up
+    check("doctor", "--runtime", "codex", exit_code=1)  # not set up, asked for: not live
     repo.git("add", "-A")
     repo.git("commit", "-qm", "adopt")
     repo.git("checkout", "-qb", "feature")

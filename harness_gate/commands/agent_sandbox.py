@@ -27,6 +27,7 @@ PROFILE = "harness-gate"
 PROTECTED = (
     ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".codex", ".agents", ".mcp.json",
     "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", ".github", ".harness-gate.toml",
+    ".gemini", "GEMINI.md",
     "pyproject.toml", ".gitattributes", ".gitignore", ".pre-commit-config.yaml", ".git/hooks", ".git/config",
     ".git/info",
 )  # fmt: skip

@@ -81,14 +81,18 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
         if changed:
             fsutil.write_atomic(root / path, merged)
             lines.append(f"wrote the {runtime} agent hook to {path}")
+            if runtime == "codex":
+                # Codex skips a new or changed hook in silence until it is trusted again.
+                lines.append("Codex runs a new or changed hook only once trusted: `harness-gate doctor` says how")
         else:
             lines.append(f"{path} has harness-gate's agent hook")
-    if agents:
+    sandboxed = [runtime for runtime in agents if runtime in hooks.SANDBOXED]
+    if sandboxed:
         # The runtimes' own sandboxes, from the boundary approved now (none yet: nothing in
         # the work tree is the agent's to write); `agent-sandbox` brings them up to date.
         from harness_gate.commands import agent_sandbox  # noqa: PLC0415
 
-        lines += list(agent_sandbox.agent_sandbox(root, agents).lines)
+        lines += list(agent_sandbox.agent_sandbox(root, sandboxed).lines)
     types = " ".join(f"--hook-type {t}" for t in hooks.INSTALL_TYPES)
     head = git.head(root)
     adopted = head is not None and gate.active_at(root, head, artifacts_tree.trusted_config(root, None, head))

@@ -1,6 +1,7 @@
 """A scripted model service on 127.0.0.1 for the real clients: the Anthropic Messages API
-(`POST /v1/messages`, server-sent events) for Claude Code and the OpenAI Responses API
-(`POST /v1/responses`, server-sent events) for Codex. Each request of the agent's loop
+(`POST /v1/messages`, server-sent events) for Claude Code, the OpenAI Responses API
+(`POST /v1/responses`, server-sent events) for Codex, and Gemini's `streamGenerateContent`
+for Gemini CLI. Each request of the agent's loop
 gets the script's next step, chosen by how many assistant turns its history holds: a tool
 call (name and input), or a final text. Requests outside the loop (titles, summaries) get
 a short text. Every request body is kept, for the assertions and the notes."""
@@ -19,15 +20,21 @@ from typing import Any
 class Call:
     tool: str  # the name the client's model sees
     input: dict[str, Any] | str  # a string: a Responses API custom tool's input (Codex's apply_patch)
+    namespace: str | None = None  # a Responses API tool namespace (Codex's `collaboration`)
+
+
+SUB_MODEL = "gpt-5.6-luna"  # the model a sub-agent is spawned with (one Codex knows): its requests follow `sub`
 
 
 @dataclass
 class Script:
     steps: Sequence[Call | str]
     requests: list[dict[str, Any]] = field(default_factory=list)
+    sub: Sequence[Call | str] = ()  # a sub-agent's steps (Codex: `spawn_agent` with model SUB_MODEL)
 
-    def step(self, turns: int) -> Call | str:
-        return self.steps[turns] if turns < len(self.steps) else "done"
+    def step(self, turns: int, model: object = None) -> Call | str:
+        steps = self.sub if model == SUB_MODEL and self.sub else self.steps
+        return steps[turns] if turns < len(steps) else "done"
 
 
 def _sse(events: list[tuple[str, dict[str, Any]]]) -> bytes:
@@ -72,7 +79,7 @@ def _codex(script: Script, body: dict[str, Any]) -> bytes:
         if isinstance(i, dict)
         and (i.get("type") in ("function_call", "custom_tool_call") or i.get("role") == "assistant")
     )
-    step = script.step(turns)
+    step = script.step(turns, body.get("model"))
     n = len(script.requests)
     rid = f"resp_{n}"
     if isinstance(step, Call) and isinstance(step.input, str):
@@ -84,6 +91,7 @@ def _codex(script: Script, body: dict[str, Any]) -> bytes:
         item = {
             "type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": step.tool,
             "arguments": json.dumps(step.input), "status": "completed",
+            **({"namespace": step.namespace} if step.namespace else {}),
         }  # fmt: skip
     else:
         item = {
@@ -100,6 +108,20 @@ def _codex(script: Script, body: dict[str, Any]) -> bytes:
         ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
         ("response.completed", {"type": "response.completed", "response": {"id": rid, "usage": usage}}),
     ])  # fmt: skip
+
+
+def _gemini(script: Script, body: dict[str, Any], *, stream: bool) -> bytes:
+    """Gemini's `generateContent` / `streamGenerateContent` (server-sent events): the agent
+    loop offers tools; the client's side requests (checks, summaries) do not."""
+    contents = body.get("contents", [])
+    turns = sum(1 for c in contents if isinstance(c, dict) and c.get("role") == "model")
+    step = script.step(turns) if body.get("tools") else "ok"
+    part = {"functionCall": {"name": step.tool, "args": step.input}} if isinstance(step, Call) else {"text": step}
+    chunk = {
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+    }
+    return f"data: {json.dumps(chunk)}\n\n".encode() if stream else json.dumps(chunk).encode()
 
 
 class Service:
@@ -128,6 +150,12 @@ class Service:
                         data, kind = _claude(outer.script, body), "text/event-stream"
                     elif path.endswith("/responses"):
                         data, kind = _codex(outer.script, body), "text/event-stream"
+                    elif path.endswith(":streamGenerateContent"):
+                        data, kind = _gemini(outer.script, body, stream=True), "text/event-stream"
+                    elif path.endswith(":generateContent"):
+                        data, kind = _gemini(outer.script, body, stream=False), "application/json"
+                    elif path.endswith(":countTokens"):
+                        data, kind = json.dumps({"totalTokens": 1}).encode(), "application/json"
                     else:
                         data, kind = b"{}", "application/json"
                     outer.script.requests.append({"path": path, "body": body})

@@ -1,5 +1,5 @@
-"""The real Claude Code and Codex CLI (pinned, from npm) in a repository set up with
-`init --agent claude --agent codex` and `agent-sandbox`, driven by a scripted loopback
+"""The real Claude Code, Codex CLI and Gemini CLI (pinned, from npm) in a repository set up
+with `init --agent claude --agent codex --agent gemini` and `agent-sandbox`, driven by a scripted loopback
 model service (model_service.py): what each tool call did is read from the disk.
 
 Run by .ci/agent-clients (`-m clients -n 0`); skipped, saying why, when the clients are
@@ -14,15 +14,19 @@ import shutil
 import subprocess
 import sys
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from tests.agents.model_service import Call, Script, Service
+from tests.agents.model_service import SUB_MODEL, Call, Script, Service
 
 pytestmark = [pytest.mark.clients, pytest.mark.slow]
 
-CLIENTS = {"claude": "@anthropic-ai/claude-code@2.1.197", "codex": "@openai/codex@0.171.0"}
+CLIENTS = {
+    "claude": "@anthropic-ai/claude-code@2.1.197", "codex": "@openai/codex@0.171.0",
+    "gemini": "@google/gemini-cli@0.61.0",
+}  # fmt: skip
 CACHE = Path(os.environ.get("HG_AGENT_CLIENTS") or "/nonexistent")
 VENV_BIN = Path(sys.executable).parent
 
@@ -73,7 +77,7 @@ def work(tmp_path: Path) -> Path:
         (repo / rel).write_text(text)
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "init")
-    _hg(repo, "init", "--agent", "claude", "--agent", "codex")
+    _hg(repo, "init", "--agent", "claude", "--agent", "codex", "--agent", "gemini")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "adopt")
     _git(repo, "checkout", "-qb", "work")
@@ -85,9 +89,19 @@ def work(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def run(work: Path, bins: Path, client: str, steps: list[Call | str]) -> Script:
-    """One headless run of `client` over the script; the script, with every request."""
-    script = Script(steps)
+def run(
+    work: Path,
+    bins: Path,
+    client: str,
+    steps: list[Call | str],
+    codex_trust: str | None = None,
+    sub: Sequence[Call | str] = (),
+    codex_config: str = "",
+) -> Script:
+    """One headless run of `client` over the script; the script, with every request. With
+    `codex_trust` (lines of Codex's config.toml), Codex runs trusting only what they say:
+    without `--trust` and `--dangerously-bypass-hook-trust`."""
+    script = Script(steps, sub=sub)
     service = Service(script)
     home = work / "home"
     env = {
@@ -112,6 +126,15 @@ def run(work: Path, bins: Path, client: str, steps: list[Call | str]) -> Script:
                 "--verbose",
                 "--dangerously-skip-permissions",
             ]
+        elif client == "gemini":
+            env.update(
+                GOOGLE_GEMINI_BASE_URL=service.url, GEMINI_API_KEY="k", GEMINI_CLI_TRUST_WORKSPACE="true",
+                GEMINI_TELEMETRY_ENABLED="false",
+            )  # fmt: skip
+            # Headless, Gemini CLI takes the API key only with the auth type chosen in settings.
+            (home / ".gemini").mkdir(exist_ok=True)
+            (home / ".gemini/settings.json").write_text('{"security": {"auth": {"selectedType": "gemini-api-key"}}}')
+            cmd = ["gemini", "--yolo", "-m", "gemini-2.5-flash", "-o", "stream-json", "-p", "go"]
         else:
             # Codex builds its sandbox helper only with CODEX_HOME outside the temporary folder.
             codex_home = CACHE / f"codex-home-{uuid.uuid4().hex}"
@@ -119,11 +142,14 @@ def run(work: Path, bins: Path, client: str, steps: list[Call | str]) -> Script:
             (codex_home / "config.toml").write_text(
                 f'model = "gpt-5.5"\nmodel_provider = "mock"\n[model_providers.mock]\nname = "mock"\n'
                 f'base_url = "{service.url}/v1"\nwire_api = "responses"\nenv_key = "MOCK_KEY"\n'
+                + codex_config
+                + (codex_trust or "")
             )
             # Codex's shell is a login shell, and /etc/profile resets PATH.
             (home / ".profile").write_text(f'export PATH="{VENV_BIN}:$PATH"\n')
             env.update(CODEX_HOME=str(codex_home), MOCK_KEY="k")
-            cmd = ["codex", "exec", "--trust", "--dangerously-bypass-hook-trust", "go"]
+            trust = ["--trust", "--dangerously-bypass-hook-trust"] if codex_trust is None else []
+            cmd = ["codex", "exec", *trust, "go"]
         proc = subprocess.run(cmd, cwd=work / "repo", env=env, capture_output=True, timeout=300, check=False)
         (work / f"{client}.out").write_bytes(proc.stdout + b"\n--- stderr\n" + proc.stderr)
     finally:
@@ -235,3 +261,103 @@ def test_claude_code_stop_blocks_a_plumbing_commit_and_a_later_violation(work: P
     assert "commits made since this session began" in said and "evil.py" in said
     assert (repo / "new_top.py").exists()  # no sandbox here: the shell wrote it
     assert "new_top.py" in said  # reported by the second block
+
+
+def _doctor(repo: Path, codex_home: Path) -> tuple[int, dict[str, object]]:
+    proc = subprocess.run(
+        [str(VENV_BIN / "harness-gate"), "doctor", "--runtime", "codex", "--format", "json"], cwd=repo,
+        env={**os.environ, "CODEX_HOME": str(codex_home), "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}"},
+        capture_output=True, check=False,
+    )  # fmt: skip
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_codex_runs_the_hook_without_bypass_once_doctor_says_it_is_live(work: Path, bins: Path) -> None:
+    """Codex's trust as doctor reads it: with the project trusted and the `[hooks.state]`
+    lines doctor prints, Codex runs the hook with no trust flag at all; with only the
+    project trusted, doctor says the hook is not live, and Codex skips it in silence."""
+    repo = work / "repo"
+    project = f'[projects.{json.dumps(str(repo))}]\ntrust_level = "trusted"\n'
+    scratch = work / "codex-config"
+    scratch.mkdir()
+    (scratch / "config.toml").write_text(project)
+    code, doc = _doctor(repo, scratch)
+    assert code == 1  # project trusted, hooks not: not live
+    hooks = doc["data"]["runtimes"]["codex"]["hooks"]  # type: ignore[index]
+    assert {h["status"] for h in hooks} == {"untrusted"}
+    # The sandbox lets the plan folder be written (verify appends evidence there); only the
+    # hook refuses every write under the artifacts root: what lands says whether it ran.
+    note = repo / "harness/plans/p1/note.md"
+    outside = "*** Begin Patch\n*** Add File: harness/plans/p1/note.md\n+z\n*** End Patch\n"
+    run(work, bins, "codex", [Call("apply_patch", outside), "done"], codex_trust=project)
+    assert note.exists()  # the silent gap: no hook ran
+    note.unlink()
+    trusted = project + "".join(f'[hooks.state.{json.dumps(h["key"])}]\ntrusted_hash = "{h["hash"]}"\n' for h in hooks)
+    (scratch / "config.toml").write_text(trusted)
+    assert _doctor(repo, scratch)[0] == 0
+    run(work, bins, "codex", [Call("apply_patch", outside), "done"], codex_trust=trusted)
+    assert not note.exists()  # the hook ran, trusted, and denied
+
+
+def test_claude_code_enter_worktree_writes_are_judged_in_the_worktree(work: Path, bins: Path) -> None:
+    """EnterWorktree makes `.claude/worktrees/w1` and moves the session there, while
+    CLAUDE_PROJECT_DIR stays on the main tree: writes there are judged in the worktree (its
+    branch starts at this HEAD, `worktree.baseRef: head`, so plan p1 governs it), and Stop
+    judges the worktree the session is in."""
+    repo = work / "repo"
+    (work / "home/.claude").mkdir(parents=True, exist_ok=True)
+    (work / "home/.claude/settings.json").write_text(json.dumps({"worktree": {"baseRef": "head"}}))
+    tree = repo / ".claude/worktrees/w1"
+    script = run(work, bins, "claude", [
+        Call("EnterWorktree", {"name": "w1"}),
+        Call("Write", {"file_path": str(tree / "src/wt.py"), "content": "w = 1\n"}),
+        Call("Write", {"file_path": str(tree / "outside.py"), "content": "z\n"}),
+        Call("Bash", {"command": "echo no > other.py"}),
+        "first done", "second done",
+    ])  # fmt: skip
+    said = _said(script)
+    assert (tree / "src/wt.py").read_text() == "w = 1\n"  # inside the boundary, in the worktree: allowed
+    assert not (tree / "outside.py").exists()
+    assert "nested in this one" not in said  # not taken for another repository
+    assert (tree / "other.py").read_text() == "no\n"  # a shell write: Stop reports it, in the worktree
+    assert "`other.py`: changed outside the write boundary" in said
+    assert "`.claude/worktrees/w1/`:" not in said  # the folder is no change of the main tree
+
+
+def test_gemini_cli_writes_only_inside_the_boundary_and_after_agent_reports(work: Path, bins: Path) -> None:
+    """Gemini CLI has no sandbox rules of ours: its tool writes are judged by the hook, and a
+    shell write lands and is reported at AfterAgent, which keeps the agent working."""
+    repo = work / "repo"
+    script = run(work, bins, "gemini", [
+        Call("write_file", {"file_path": str(repo / "src/written.py"), "content": "y = 1\n"}),
+        Call("write_file", {"file_path": str(repo / "outside.py"), "content": "z\n"}),
+        Call("replace", {"file_path": str(repo / "other.py"), "old_string": "x = 1", "new_string": "x = 9",
+                         "instruction": "change x"}),
+        Call("run_shell_command", {"command": "echo no > secret/keys.txt"}),
+        "first done", "second done",
+    ])  # fmt: skip
+    said = _said(script)
+    assert (repo / "src/written.py").read_text() == "y = 1\n"
+    assert not (repo / "outside.py").exists()
+    assert (repo / "other.py").read_text() == "x = 1\n"
+    assert "outside the write boundary" in said
+    assert (repo / "secret/keys.txt").read_text() == "no\n"  # no sandbox: the shell write lands
+    assert "`secret/keys.txt`: changed outside the write boundary" in said  # and AfterAgent says so
+
+
+def test_codex_subagent_stop_blocks_the_sub_agent(work: Path, bins: Path) -> None:
+    """Codex 0.171 sends SubagentStop to the entry `init --agent codex` writes, and a block
+    there keeps the sub-agent working: it is told what the gate would refuse (a file its
+    shell wrote where the sandbox lets `verify` write, the plan folder, which no rule knows)."""
+    repo = work / "repo"
+    spawn = {"task_name": "sub_task", "message": "do the sub task", "model": SUB_MODEL, "fork_turns": "none"}
+    wait = Call("wait_agent", {"timeout_ms": 20000}, namespace="collaboration")
+    script = run(
+        work, bins, "codex", [Call("spawn_agent", spawn, namespace="collaboration"), wait, "done", "done again"],
+        sub=[Call("exec_command", {"cmd": "echo x > harness/plans/p1/note.md"}), "sub done", "sub done again"],
+        codex_config="[features]\nmulti_agent_v2 = true\n",
+    )  # fmt: skip
+    assert (repo / "harness/plans/p1/note.md").exists()  # the sandbox let it through
+    sub = json.dumps([r["body"] for r in script.requests if r["body"].get("model") == SUB_MODEL])
+    # The SubagentStop block, said to the sub-agent.
+    assert "the commit gate (`check`) blocks these changes of the work tree" in sub and "note.md`" in sub
