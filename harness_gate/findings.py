@@ -699,6 +699,12 @@ RULES: dict[str, Rule] = _rules(
         "Point the bare repository's HEAD at its default branch: `git symbolic-ref HEAD refs/heads/main`.",
     ),
     Rule(
+        "HG918",
+        "GitLab pipeline variables unusable",
+        "Run the gate in merge request pipelines or pushes to the default branch, or name the commits with "
+        "`--base` and `--head` (docs/gitlab.md).",
+    ),
+    Rule(
         "HG950",
         "nothing to judge in CI",
         "In CI the gate judges a pull request's commits: use the GitHub Action (docs/action.md) or "
