@@ -163,7 +163,13 @@ def requirements(
         if not problems and head.anchors is not None and head.commit is not None:
             for c in counted:  # the reviews the requirement rests on must be signed where asked
                 out.extend(head.anchors.review(head.commit, c.path, head.code_commits))
+    # pre-push's warnings speak of the branch's own plans: a plan merged in (another line's,
+    # main's included when the pushed range holds main's commits after "Update branch") is
+    # judged where it lands, and CI, which names the base, asks nothing of a landed one.
+    merged_in = head.origins().foreign if warn_evidence else frozenset()
     for folder, life in reviewed:
+        if folder.plan_id in merged_in:
+            continue
         if want_evidence and reverify is not None:
             reverify.append(functools.partial(freshness.reverify, root, cfg, folder, life, tree))
         elif want_evidence or warn_evidence:

@@ -260,3 +260,22 @@ def test_a_resolution_outside_the_boundary_names_the_way_out(team: Team) -> None
     assert "git checkout MERGE_HEAD -- PATH" in said and "git commit --no-edit" in said
     alice.git("checkout", "MERGE_HEAD", "--", "README.md")
     alice.git("commit", "-q", "--no-edit")  # the way the hint names: two commands
+
+
+def test_pre_push_after_an_update_from_main_speaks_only_of_the_branchs_own_plans(team: Team) -> None:
+    """Alice merges main (holding Bob's landed plan and its evidence) into her pull request
+    and pushes: the pushed range holds Bob's commits too, but his plan is not hers to
+    verify again, and pre-push says nothing of it."""
+    alice, bob = team.developer("alice"), team.developer("bob")
+    pr(team, alice, "alice/app", "app", "src/app.py", "def hello():\n    return 'hi'\n")
+    pr(team, bob, "bob/docs", "docs", "docs/guide.md", "# guide\n\nMore.\n")
+    passes(team.ci_push_main(team.merge("bob/docs", "merge")))
+    alice.git("fetch", "-q", "origin")
+    alice.git("merge", "-q", "--no-edit", "origin/main")
+    alice.hg("verify")
+    alice.commit("Evidence for the updated branch")
+    push = alice.git("push", "origin", "HEAD")
+    out = push.stdout + push.stderr
+    assert push.returncode == 0, out
+    assert "plans/docs/" not in out, out
+    passes(team.ci_pull_request("alice/app"))
