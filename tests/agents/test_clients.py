@@ -382,3 +382,16 @@ def test_gemini_cli_hooks_config_switches_the_hook_off_and_doctor_says_so(
     outside = Call("write_file", {"file_path": str(repo / "outside.py"), "content": "z\n"})
     run(work, bins, "gemini", [outside, "done"], gemini_settings={"hooksConfig": switch})
     assert (repo / "outside.py").exists()  # no hook ran: what doctor said
+
+
+def test_claude_code_disable_all_hooks_switches_the_hook_off_and_doctor_says_so(work: Path, bins: Path) -> None:
+    repo = work / "repo"
+    (work / "home/.claude").mkdir(parents=True, exist_ok=True)
+    (work / "home/.claude/settings.json").write_text(json.dumps({"disableAllHooks": True}))
+    proc = subprocess.run(
+        [str(VENV_BIN / "harness-gate"), "doctor", "--runtime", "claude", "--format", "json"], cwd=repo,
+        env={**os.environ, "HOME": str(work / "home")}, capture_output=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1 and "disableAllHooks" in proc.stdout.decode()
+    run(work, bins, "claude", [Call("Write", {"file_path": str(repo / "outside.py"), "content": "z\n"}), "done"])
+    assert (repo / "outside.py").exists()  # no hook ran: what doctor said
