@@ -211,6 +211,9 @@ def config_of(read: Mapping[str, bytes]) -> config_mod.Config:
                 "verify_outputs": tuple(doc["verify_outputs"]),
                 "formats_disabled": tuple(doc["formats_disabled"]),
                 "format_paths": tuple((n, tuple(p)) for n, p in doc["format_paths"]),
+                "pre_receive": config_mod.PreReceive(
+                    **{**doc["pre_receive"], "branches": tuple(doc["pre_receive"]["branches"])}
+                ),
             }
         ),
     )

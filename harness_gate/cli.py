@@ -286,6 +286,17 @@ def check(
     )  # fmt: skip
 
 
+@cli.command("pre-receive", short_help="Judge a push on the server (git's pre-receive hook).")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Read the configuration from FILE.")
+def pre_receive(config_file: str | None) -> None:
+    """Judge each pushed ref against the default branch; exit 0 accepts, 1 rejects, 2 error.
+
+    Reads git's `<old> <new> <ref>` lines from standard input (docs/pre-receive.md)."""
+    from harness_gate.commands import pre_receive as command  # noqa: PLC0415
+
+    _run("pre-receive", "text", lambda: command.pre_receive(Path.cwd(), sys.stdin.buffer, config_file))
+
+
 @cli.command(short_help="Say which rule allows or blocks each path.")
 @click.argument("paths", nargs=-1, required=True)
 @plan_option("Explain against this plan instead of the one this branch has open.")

@@ -24,6 +24,17 @@ CONFIG_CAP = 1024 * 1024
 
 
 @dataclass(frozen=True)
+class PreReceive:
+    """`[pre_receive]`: what the server-side gate guards (docs/pre-receive.md)."""
+
+    branches: tuple[str, ...] = ("refs/heads/**",)
+    branch_stage: str = "pre-push"  # the default branch is judged at `ci`, as it lands
+    tags: str = "on-branch"  # on-branch | allow | reject
+    deletions: str = "allow"  # allow | reject (the default branch: never)
+    other_refs: str = "reject"  # allow | reject
+
+
+@dataclass(frozen=True)
 class Config:
     artifacts_dir: str = "harness"
     require_signed_approvals: bool = False
@@ -48,6 +59,7 @@ class Config:
     # Roll-out: `check` reports what it would block and exits 0 (docs/config.md, "Report-only
     # mode"). Honoured only as the trusted side holds it, like every other key.
     report_only: bool = False
+    pre_receive: PreReceive = PreReceive()
     source: str | None = None  # where it was read from; None for defaults
 
 
@@ -109,7 +121,20 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
         formats_disabled=tuple(sorted(n for n, t in formats.items() if t.get("enabled", True) is False)),
         format_paths=tuple(sorted((n, tuple(t["paths"])) for n, t in formats.items() if "paths" in t)),
         report_only=table.get("report_only", False),
+        pre_receive=_pre_receive(table.get("pre_receive", {})),
         source=where,
+    )
+
+
+def _pre_receive(table: dict[str, Any]) -> PreReceive:
+    """The `[pre_receive]` table, already validated against the schema."""
+    default = PreReceive()
+    return PreReceive(
+        branches=tuple(table.get("branches", default.branches)),
+        branch_stage=table.get("branch_stage", default.branch_stage),
+        tags=table.get("tags", default.tags),
+        deletions=table.get("deletions", default.deletions),
+        other_refs=table.get("other_refs", default.other_refs),
     )
 
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from harness_gate.report import Report
 
 # The output formats of `check` (`--format`): how a report is written, not a harness format.
-OUTPUT_FORMATS = ("text", "json", "github", "sarif")
+OUTPUT_FORMATS = ("text", "json", "github", "sarif", "gitlab")
 STAGES = ("pre-commit", "pre-push", "ci")
 
 # `check`'s options (cli.py declares the same for click): option -> (parameter, choices).
@@ -59,6 +59,13 @@ def emit(report: Report, fmt: str) -> None:
         from harness_gate.report import repository_root  # noqa: PLC0415
 
         sarif.write(report, sys.stdout, root=repository_root(Path.cwd()))
+    elif fmt == "gitlab":
+        from pathlib import Path  # noqa: PLC0415
+
+        from harness_gate import gitlab  # noqa: PLC0415  (only when asked: never on the hook path)
+        from harness_gate.report import repository_root  # noqa: PLC0415
+
+        gitlab.write(report, sys.stdout, root=repository_root(Path.cwd()))
     else:
         stream = sys.stdout
         write_text(report, stream, color=use_color(stream))

@@ -312,6 +312,24 @@ RULES: dict[str, Rule] = _rules(
         "unexpected file in the artifacts root",
         "Only the files listed in docs/artifacts.md live under the artifacts root.",
     ),
+    # HG517-HG519: ref updates the server-side gate refuses (receive.py, docs/pre-receive.md)
+    Rule(
+        "HG517",
+        "push rewrites the default branch",
+        "Push a fast-forward of the default branch: merge or rebase onto it instead of rewriting its history.",
+    ),
+    Rule(
+        "HG518",
+        "ref update refused",
+        "The `[pre_receive]` table of the default branch's configuration says which refs may be pushed, created "
+        "and deleted (docs/pre-receive.md).",
+    ),
+    Rule(
+        "HG519",
+        "tag points off the branches",
+        "Tag a commit that is on a branch (push the branch with the tag), or set `pre_receive.tags` "
+        "(docs/pre-receive.md).",
+    ),
     # HG6xx: other harness formats (docs/formats.md). Each format owns a block of codes.
     # HG601-HG619: `tasks`, the long-running task harness (formats/tasks.py)
     Rule(
@@ -668,6 +686,23 @@ RULES: dict[str, Rule] = _rules(
         "agent settings unreadable",
         "A runtime's settings file that cannot be read says nothing about its hook: fix the file, then run "
         "`harness-gate doctor` again.",
+    ),
+    Rule(
+        "HG916",
+        "invalid pre-receive input",
+        "Run `harness-gate pre-receive` as git's pre-receive hook, which feeds it `<old> <new> <ref>` lines "
+        "(docs/pre-receive.md).",
+    ),
+    Rule(
+        "HG917",
+        "no default branch",
+        "Point the bare repository's HEAD at its default branch: `git symbolic-ref HEAD refs/heads/main`.",
+    ),
+    Rule(
+        "HG918",
+        "GitLab pipeline variables unusable",
+        "Run the gate in merge request pipelines or pushes to the default branch, or name the commits with "
+        "`--base` and `--head` (docs/gitlab.md).",
     ),
     Rule(
         "HG950",

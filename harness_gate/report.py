@@ -189,7 +189,7 @@ def write_text(report: Report, stream: TextIO, *, color: bool) -> None:
         if report.error.hint:
             stream.write(f"    hint: {safe(report.error.hint)}\n")
     elif report.data.get("active") is not False and (
-        report.command in ("lint", "check") or any(f.blocks for f in report.findings)
+        report.command in ("lint", "check", "pre-receive") or any(f.blocks for f in report.findings)
     ):
         n = sum(f.blocks for f in report.findings)
         if report.would_block:

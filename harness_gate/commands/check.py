@@ -41,6 +41,10 @@ class Mode:
     change_set: ChangeSet
     old: str = ""  # range start, base ref, or remote name for a new branch
     new: str = ""  # range end or head ref
+    # Set when the environment named the change set (a GitLab pipeline): its stage, and
+    # whether the commits are landing on the base branch (a merge train, a push there).
+    stage: str | None = None
+    landed: bool = False
 
 
 def infer_mode(stage: str | None, staged: bool, range_: str | None, base: str | None, head: str | None) -> Mode:
@@ -67,6 +71,12 @@ def infer_mode(stage: str | None, staged: bool, range_: str | None, base: str | 
         # pre-commit sets no refs when the pushed branch starts at a root commit:
         # check every commit the remote does not have yet.
         return Mode(ChangeSet.PUSH_NEW, env["PRE_COMMIT_REMOTE_NAME"], env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD")
+    if stage in (None, "ci") and env.get("GITLAB_CI") == "true" and env.get("PRE_COMMIT") != "1":
+        from harness_gate import gitlab  # noqa: PLC0415  (only in a GitLab job)
+
+        found = gitlab.pipeline(env)
+        if found is not None:
+            return Mode(ChangeSet.BASE, found.base, found.head, stage="ci", landed=found.landed)
     if stage == "pre-commit" or (stage is None and env.get("PRE_COMMIT") == "1"):
         return Mode(ChangeSet.STAGED)
     raise usage(
@@ -93,7 +103,8 @@ def run_check(
     location = location or git.locate(cwd)
     root = location.toplevel
     governance.checked_id(plan_id)
-    stage = stage or ("pre-commit" if mode.change_set is ChangeSet.STAGED else "pre-push")
+    stage = stage or mode.stage or ("pre-commit" if mode.change_set is ChangeSet.STAGED else "pre-push")
+    landed = landed or mode.landed
     cache.configure(location.cache_dir)
     runs: list[Callable[[], list[Finding]]] = []
     try:

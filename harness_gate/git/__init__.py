@@ -49,6 +49,7 @@ from harness_gate.git.objects import (
     has_path,
     has_tree,
     head,
+    peeled_commit,
     prefetch_paths,
     read_blobs,
     read_blobs_capped,
@@ -72,6 +73,7 @@ from harness_gate.git.provenance import (
     base_refs,
     blame,
     branch_setting,
+    branch_tips,
     commits,
     configured_base,
     current_branch,
@@ -84,6 +86,7 @@ from harness_gate.git.provenance import (
     merge_base,
     parents,
     prefetch_branch_commits,
+    reachable_from,
     remote_has_branches,
     root_commits,
     set_branch_setting,
@@ -91,22 +94,21 @@ from harness_gate.git.provenance import (
     signatures,
     subjects,
 )
-from harness_gate.git.repo import Location, ident, locate, merge_heads, toplevel
+from harness_gate.git.repo import Location, ident, locate, locate_git_dir, merge_heads, toplevel
 from harness_gate.git.trees import Blob, prefetch_tree_entries, tree_entries, tree_without
 
 __all__ = [
     "BRANCH_COMMITS_LIMIT", "DIFF_FLAGS", "LFS_STANDARD", "NO_GRAFTS", "NO_MODE", "ZERO_OIDS", "Blame", "Blob",
     "Change", "Commit", "GitNotRunnable", "Location", "Signature", "act", "base_refs", "blame", "branch_setting",
-    "changed_paths", "changes_between", "commit_exists", "commit_tree", "commits", "configured_base",
+    "branch_tips", "changed_paths", "changes_between", "commit_exists", "commit_tree", "commits", "configured_base",
     "current_branch", "default_base", "dirty_submodules", "discard_started", "empty_tree", "fork_point", "has_path",
     "has_tree", "head", "hidden_edits", "ident", "index_entries", "index_file", "index_tree", "is_ancestor",
-    "is_root_commit", "is_shallow", "last_change", "listed_files", "locate", "merge_base", "merge_dropped",
-    "merge_heads", "merge_result", "parents", "parse_raw", "prefetch_branch_commits", "prefetch_index_entries",
-    "prefetch_paths", "prefetch_staged", "prefetch_status_records",
-    "prefetch_tree_entries", "read_blobs", "read_blobs_capped", "read_paths",
-    "remote_has_branches", "resolve", "root_commits", "run", "run_status", "set_branch_setting", "shallow_commits",
-    "signatures", "staged_changes", "start", "status_paths", "status_records", "subjects", "symlinks", "toplevel",
-    "tracked_files", "tree_changes", "tree_entries", "tree_patch_chunks", "tree_without",
-    "tree_without_paths", "untracked_files",
-    "verify_index", "worktree_tree",
+    "is_root_commit", "is_shallow", "last_change", "listed_files", "locate", "locate_git_dir", "merge_base",
+    "merge_dropped", "merge_heads", "merge_result", "parents", "parse_raw", "peeled_commit", "prefetch_branch_commits",
+    "prefetch_index_entries", "prefetch_paths", "prefetch_staged", "prefetch_status_records", "prefetch_tree_entries",
+    "reachable_from", "read_blobs", "read_blobs_capped", "read_paths", "remote_has_branches", "resolve",
+    "root_commits", "run", "run_status", "set_branch_setting", "shallow_commits", "signatures", "staged_changes",
+    "start", "status_paths", "status_records", "subjects", "symlinks", "toplevel", "tracked_files", "tree_changes",
+    "tree_entries", "tree_patch_chunks", "tree_without", "tree_without_paths", "untracked_files", "verify_index",
+    "worktree_tree",
 ]  # fmt: skip

@@ -17,6 +17,14 @@ def resolve(root: Path, rev: str) -> str | None:
     return out.decode().strip() if out is not None else None
 
 
+def peeled_commit(root: Path, oid: str) -> str | None:
+    """The commit object `oid` is or (as a tag, through tags) points at; None when it
+    points at a tree or a blob. A missing object is an error."""
+    peeled = run(["rev-parse", "--verify", "--end-of-options", f"{oid}^{{}}"], cwd=root).decode().strip()
+    kind = run(["cat-file", "-t", peeled], cwd=root).decode().strip()
+    return peeled if kind == "commit" else None
+
+
 def head(root: Path) -> str | None:
     """The commit HEAD points at, or None on an unborn branch."""
     return resolve(root, "HEAD")

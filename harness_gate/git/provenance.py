@@ -110,6 +110,21 @@ def is_ancestor(root: Path, ancestor: str, descendant: str) -> bool:
     return run_status(["merge-base", "--is-ancestor", ancestor, descendant], cwd=root) is not None
 
 
+def reachable_from(root: Path, commit: str, tips: Sequence[str]) -> bool:
+    """Whether `commit` is in the history of one of `tips` (commit ids): nothing of it
+    is left once their histories are taken away."""
+    lines = [commit, *(f"^{t}" for t in tips)]
+    out = run(["rev-list", "--max-count=1", "--stdin", "--"], cwd=root, stdin=("\n".join(lines) + "\n").encode())
+    return not out.strip()
+
+
+def branch_tips(root: Path) -> dict[str, str]:
+    """Every branch (`refs/heads/...`) and the commit it points at."""
+    out = run(["for-each-ref", "--format=%(refname)%00%(objectname)", "refs/heads/"], cwd=root)
+    found = (line.split("\0", 1) for line in out.decode("utf-8", "surrogateescape").splitlines() if "\0" in line)
+    return dict(found)
+
+
 def parents(root: Path, rev: str) -> list[str]:
     out = run(["rev-list", "--parents", "-n", "1", "--end-of-options", rev, "--"], cwd=root).decode().split()
     return out[1:]

@@ -78,6 +78,18 @@ def _own_common_dir(git_dir: Path, common: Path) -> None:
     )
 
 
+def locate_git_dir(cwd: Path | str, cache_dir: Path) -> Location:
+    """The repository a server-side hook runs in (bare, or a work tree's git directory): its
+    git directory stands for the top level, since every read is of objects and refs, never
+    of a work tree. `cache_dir` is the caller's: a hook leaves nothing in the repository."""
+    code, stdout, _ = run_raw(["rev-parse", "--absolute-git-dir"], cwd=cwd)
+    lines = stdout.decode("utf-8", "surrogateescape").split("\n")
+    if code != 0 or not lines[0]:
+        raise HarnessGateError("HG901", f"{Path(cwd).resolve()} is not a git repository", "Run it as a git hook.")
+    top = Path(lines[0])
+    return Location(top, cache_dir, top / "MERGE_HEAD", None)
+
+
 def git_path(root: Path, name: str) -> Path:
     """`name` in the git directory of the work tree at `root` (`index`: the default index,
     only asked when GIT_INDEX_FILE is not set, since git-path answers with it)."""

@@ -142,3 +142,24 @@ def test_the_gates_commands_run_where_the_sandbox_makes_git_read_only(gated: Rep
         assert proc.returncode == 0, (args, proc.stdout.decode()[-800:], proc.stderr.decode()[-800:])
     assert gated.read("harness/plans/p1/evidence.jsonl").strip()  # verify appended its record
     assert _objects(gated) == before
+
+
+@pytest.mark.parametrize(
+    ("rel", "target", "said"),
+    [
+        ("src/out.py", "/etc/hostname", "outside the repository"),
+        ("src/up.py", "../other.py", "`other.py`"),
+        ("src/deep/a/b/dir", "../../../../secret", "`secret"),
+    ],
+    ids=["file-outside", "file-inside", "folder-inside"],
+)
+def test_stop_follows_a_new_symbolic_link_git_lists(gated: Repo, rel: str, target: str, said: str) -> None:
+    """Stop does not look again at the folders on the way to a file `git status` lists
+    (git enters no link), but the listed name itself may be a link: it is judged where it
+    leads."""
+    link = gated.path / rel
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target)
+    out = hook(gated, stop_payload(gated, session_id="s"))[1]
+    assert out is not None and out["decision"] == "block", out
+    assert said in out["reason"]
