@@ -97,6 +97,7 @@ def run(
     codex_trust: str | None = None,
     sub: Sequence[Call | str] = (),
     codex_config: str = "",
+    gemini_settings: dict[str, object] | None = None,
 ) -> Script:
     """One headless run of `client` over the script; the script, with every request. With
     `codex_trust` (lines of Codex's config.toml), Codex runs trusting only what they say:
@@ -133,7 +134,8 @@ def run(
             )  # fmt: skip
             # Headless, Gemini CLI takes the API key only with the auth type chosen in settings.
             (home / ".gemini").mkdir(exist_ok=True)
-            (home / ".gemini/settings.json").write_text('{"security": {"auth": {"selectedType": "gemini-api-key"}}}')
+            user = {"security": {"auth": {"selectedType": "gemini-api-key"}}, **(gemini_settings or {})}
+            (home / ".gemini/settings.json").write_text(json.dumps(user))
             cmd = ["gemini", "--yolo", "-m", "gemini-2.5-flash", "-o", "stream-json", "-p", "go"]
         else:
             # Codex builds its sandbox helper only with CODEX_HOME outside the temporary folder.
@@ -361,3 +363,35 @@ def test_codex_subagent_stop_blocks_the_sub_agent(work: Path, bins: Path) -> Non
     sub = json.dumps([r["body"] for r in script.requests if r["body"].get("model") == SUB_MODEL])
     # The SubagentStop block, said to the sub-agent.
     assert "the commit gate (`check`) blocks these changes of the work tree" in sub and "note.md`" in sub
+
+
+@pytest.mark.parametrize(
+    "switch", [{"enabled": False}, {"disabled": ["harness-gate agent-hook --runtime gemini"]}], ids=["off", "named"]
+)
+def test_gemini_cli_hooks_config_switches_the_hook_off_and_doctor_says_so(
+    work: Path, bins: Path, switch: dict[str, object]
+) -> None:
+    repo = work / "repo"
+    (work / "home/.gemini").mkdir(parents=True, exist_ok=True)
+    (work / "home/.gemini/settings.json").write_text(json.dumps({"hooksConfig": switch}))
+    proc = subprocess.run(
+        [str(VENV_BIN / "harness-gate"), "doctor", "--runtime", "gemini", "--format", "json"], cwd=repo,
+        env={**os.environ, "HOME": str(work / "home")}, capture_output=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1 and "HG911" in proc.stdout.decode()
+    outside = Call("write_file", {"file_path": str(repo / "outside.py"), "content": "z\n"})
+    run(work, bins, "gemini", [outside, "done"], gemini_settings={"hooksConfig": switch})
+    assert (repo / "outside.py").exists()  # no hook ran: what doctor said
+
+
+def test_claude_code_disable_all_hooks_switches_the_hook_off_and_doctor_says_so(work: Path, bins: Path) -> None:
+    repo = work / "repo"
+    (work / "home/.claude").mkdir(parents=True, exist_ok=True)
+    (work / "home/.claude/settings.json").write_text(json.dumps({"disableAllHooks": True}))
+    proc = subprocess.run(
+        [str(VENV_BIN / "harness-gate"), "doctor", "--runtime", "claude", "--format", "json"], cwd=repo,
+        env={**os.environ, "HOME": str(work / "home")}, capture_output=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1 and "disableAllHooks" in proc.stdout.decode()
+    run(work, bins, "claude", [Call("Write", {"file_path": str(repo / "outside.py"), "content": "z\n"}), "done"])
+    assert (repo / "outside.py").exists()  # no hook ran: what doctor said
