@@ -278,6 +278,13 @@ RULES: dict[str, Rule] = _rules(
         "BLOCKED: `harness-gate pause` first).",
     ),
     Rule(
+        "HG419",
+        "cancelled plan's code on the branch",
+        "A cancelled plan's pull request lands its folder alone, as the record of the attempt: rebuild the branch "
+        "from the base with that folder and force-push it, or close the pull request (docs/workflows.md, "
+        '"Ending a plan without finishing it").',
+    ),
+    Rule(
         "HG415",
         "plan still open",
         "Finish it before it merges: `harness-gate review new`, then `harness-gate complete` (or "

@@ -28,6 +28,9 @@ EVIDENCE_CODES = frozenset(
     {"HG301", "HG302", "HG303", "HG304", "HG305", "HG306", "HG307", "HG308", "HG309", "HG310", "HG320"}
 )
 STALE_REVIEW, FAILED_REVIEW, OPEN_PLAN = "HG413", "HG414", "HG415"
+# A cancelled plan whose code is still on the branch: nothing reviewed it, and the way out
+# is to land the plan's folder alone (ranges.requirements).
+CANCELLED_CODE = "HG419"
 LIFECYCLE_CODES = EVIDENCE_CODES | {STALE_REVIEW, FAILED_REVIEW, OPEN_PLAN}
 PASSING = ("PASS", "PASS_WITH_NOTES")
 

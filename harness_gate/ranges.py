@@ -160,6 +160,10 @@ def requirements(
         span = head.span if head.landed else _no_span
         problems, counted = freshness.review_requirement(root, cfg, reviewed, tree, fork=head.fork, span=span)
         out.extend(problems)
+        if problems:
+            out.extend(
+                _cancelled(cfg, folder) for folder, life in reviewed if life.state is lifecycle.PlanState.CANCELLED
+            )
         if not problems and head.anchors is not None and head.commit is not None:
             for c in counted:  # the reviews the requirement rests on must be signed where asked
                 out.extend(head.anchors.review(head.commit, c.path, head.code_commits))
@@ -179,6 +183,21 @@ def requirements(
                 found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
             out.extend(found)
     return out
+
+
+def _cancelled(cfg: config_mod.Config, folder: plans.PlanFolder) -> Finding:
+    """A cancelled plan's code with no review that passes: the way out, spelled out. Only
+    added where the branch is blocked already, so it never blocks what passed before."""
+    from harness_gate.freshness import CANCELLED_CODE  # noqa: PLC0415  (not on the pre-commit path)
+
+    base = cfg.base_branch or "origin/main"
+    return finding(
+        CANCELLED_CODE, f"{folder.path}/plan.md",
+        f"plan `{folder.plan_id}` is cancelled, but the branch still changes code it authorised, and no passing "
+        f"review covers it: rebuild the branch with the plan's folder alone: `git reset --hard {base}`, "
+        f"`git checkout ORIG_HEAD -- {folder.path}`, `git commit -m 'Cancelled: {folder.plan_id}'`, "
+        "`git push --force-with-lease`; or close the pull request",
+    )  # fmt: skip
 
 
 def _landed_trees(head: Head, plan_id: str, counted: Sequence[Counted]) -> Callable[[str], bool]:

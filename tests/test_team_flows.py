@@ -279,3 +279,44 @@ def test_pre_push_after_an_update_from_main_speaks_only_of_the_branchs_own_plans
     assert push.returncode == 0, out
     assert "plans/docs/" not in out, out
     passes(team.ci_pull_request("alice/app"))
+
+
+# -- cancelling is never a dead end -----------------------------------------------------------
+
+
+def test_a_cancelled_plan_has_a_way_to_land_or_to_drop(team: Team) -> None:
+    """A BLOCKED review, `complete --cancel`: CI blocks the branch's code, which nothing
+    reviewed. The way out the hint names: the branch rebuilt from main with the plan's
+    folder alone (the record of the cancelled attempt), force-pushed; CI passes, and so
+    does main's push check once it lands."""
+    alice = team.developer("alice")
+    start(alice, "alice/app", "app", "src/app.py")
+    alice.write("src/app.py", "x = 1\n")
+    alice.commit("Work: app")
+    alice.hg("verify")
+    out = alice.hg("review", "new", "--reviewer", "Rae Viewer").stdout
+    path = alice.path / out.split()[1]
+    path.write_text(path.read_text().replace(test_scenarios.PLACEHOLDER, "BLOCKED"))
+    alice.commit("Review: app, blocked")
+    alice.hg("complete", "--cancel")
+    alice.commit("Cancel: app")
+    alice.git("push", "-q", "-u", "origin", "HEAD")
+    blocked = team.ci_pull_request("alice/app")
+    assert blocked.code == 1 and "HG419" in codes(blocked), blocked.stdout
+    # status says what CI says, and its next step is the way out.
+    status = json.loads(alice.hg("status", "--format", "json").stdout)["data"]
+    assert status["ci"]["result"] == "blocked"
+    assert status["next_step"].startswith("rebuild the branch"), status["next_step"]
+    assert "git reset --hard" in status["next_step"]
+    # The four commands of the hint.
+    alice.git("reset", "-q", "--hard", "origin/main")
+    alice.git("checkout", "ORIG_HEAD", "--", "harness/plans/app")
+    alice.git("commit", "-qm", "Cancelled: app")
+    alice.git("push", "-q", "--force-with-lease", "origin", "HEAD")
+    passes(team.ci_pull_request("alice/app"))
+    assert alice.git("diff", "--name-only", "origin/main", "HEAD").stdout.split() == [
+        f"harness/plans/app/{name}" for name in sorted(
+            p.name for p in (alice.path / "harness/plans/app").iterdir()
+        )
+    ]  # fmt: skip
+    passes(team.ci_push_main(team.merge("alice/app", "merge")))

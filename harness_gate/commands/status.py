@@ -269,6 +269,11 @@ def _ci_next(step: str, life: lifecycle.Lifecycle, ci: dict[str, Any] | None) ->
     if ci["result"] == "error":
         return f"`{ci['command'] or 'harness-gate check --stage ci --base BASE'}` fails: {ci['message']}"
     codes = [b["code"] for b in ci["blocking"]]
+    cancelled = [b for b in ci["blocking"] if b["code"] == freshness.CANCELLED_CODE]
+    if cancelled:
+        # Nothing the plan's lifecycle does clears it: the branch lands the folder alone.
+        message: str = cancelled[0]["message"]
+        return message[message.index("rebuild") :] if "rebuild" in message else message
     other = [b for b in ci["blocking"] if b["code"] not in freshness.LIFECYCLE_CODES]
     first = ""
     if other:
