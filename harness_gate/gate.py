@@ -21,7 +21,7 @@ from harness_gate import branches, formats, git, governance, lifecycle, links, p
 from harness_gate.artifacts_tree import ArtifactsTree, plans_in
 from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.config import CONFIG_FILE, Config
-from harness_gate.findings import Finding, finding
+from harness_gate.findings import Finding, Severity, finding
 
 SYMLINK = "120000"
 GITLINK = "160000"
@@ -83,6 +83,37 @@ def protected(path: str, config_source: str | None, artifacts_dir: str = "") -> 
     if any(path.startswith(d) for d in PROTECTED_DIRS):
         return "`.github/` holds workflows and repository settings"
     return None
+
+
+# Paths a wildcard may seem to reach and never allows (`protected`): probed at `plan new`
+# so the author hears it when writing the boundary, not one commit later.
+_PROBES = (
+    *PROTECTED_ROOT, *PROTECTED_PATHS, *AGENT_FILES, *AGENT_NAMES, *PROTECTED_NAMES, "pyproject.toml",
+    ".github/workflows/ci.yml", ".github/dependabot.yml",
+    *(f"{d}/settings.json" for d in AGENT_DIRS),
+)  # fmt: skip
+
+
+def wildcard_reach(patterns: Sequence[str], config_source: str | None, artifacts_dir: str) -> list[Finding]:
+    """Warnings for wildcard patterns that reach a protected path: a wildcard never allows
+    one (only the exact path does), so the plan would be refused at the first such commit."""
+    out: list[Finding] = []
+    for pattern in patterns:
+        if not boundary_mod.has_wildcard(pattern):
+            continue
+        one = boundary_mod.Boundary.compile([pattern])
+        reached = [p for p in (*_PROBES, *((config_source,) if config_source else ())) if one.matches(p.encode())]
+        if not reached:
+            continue
+        path = reached[0]
+        why = protected(path, config_source, artifacts_dir) or "it is a protected path"
+        out.append(finding(
+            "HG102", path,
+            f"--boundary {pattern!r} reaches `{path}`, which no wildcard allows ({why}); a commit there is "
+            f"refused. Name it exactly if the plan must change it: --boundary {path}",
+            severity=Severity.WARNING,
+        ))  # fmt: skip
+    return out
 
 
 def _agent_dir(path: str) -> str | None:

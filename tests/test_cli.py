@@ -96,6 +96,28 @@ def test_plan_new_writes_a_valid_plan_and_picks_it(repo: Repo) -> None:
 
 
 @pytest.mark.parametrize(
+    ("pattern", "reached"),
+    [(".github/workflows/**", ".github/workflows/ci.yml"), ("*.yaml", ".pre-commit-config.yaml"), (".claude/*", None)],
+)
+def test_plan_new_warns_of_a_wildcard_over_a_protected_path(repo: Repo, pattern: str, reached: str | None) -> None:
+    """A wildcard never allows a protected path: `plan new` says so (exit 0, a warning), with
+    the exact path to name instead; an exact path or an ordinary wildcard draws nothing."""
+    exact = ".github/workflows/release.yml"
+    res = repo.cli("plan", "new", "p", "--objective", "x", "--verify", "t=true", "--boundary", pattern,
+                   "--boundary", "src/**", "--boundary", exact, "--format", "json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    [warning] = json.loads(res.output)["findings"]
+    assert warning["code"] == "HG102" and warning["severity"] == "warning"
+    if reached is not None:
+        assert warning["path"] == reached and f"--boundary {reached}" in warning["message"]
+    text = repo.cli("plan", "new", "q", "--objective", "x", "--verify", "t=true", "--boundary", pattern)
+    assert text.exit_code == 0 and "no wildcard allows" in text.output
+    plain = repo.cli("plan", "new", "r", "--objective", "x", "--verify", "t=true", "--boundary", "src/**",
+                     "--boundary", ".github/workflows/ci.yml", "--format", "json")  # fmt: skip
+    assert plain.exit_code == 0 and json.loads(plain.output)["findings"] == []
+
+
+@pytest.mark.parametrize(
     ("args", "words"),
     [
         (["--boundary", "../etc"], "'../etc'"),

@@ -79,8 +79,12 @@ def plan_new(
     # This branch's local pick, for when it has more than one plan open (never committed).
     branch = branches.select(root, plan_id) if git.head(root) is not None else None
     picked = (f"picked for branch `{branch}` (harness-gate plan use)",) if branch else ()
+    from harness_gate import gate  # noqa: PLC0415  (the rule tables, only for this warning)
+
+    reach = gate.wildcard_reach(boundary, snap.config.source, snap.artifacts_dir)
     return Report(
         "plan new",
+        tuple(reach),
         data={"plan": plan_id, "path": rel, "sha256": art.sha256},
         lines=(
             f"wrote {rel} (sha256 {art.sha256})",
