@@ -29,6 +29,7 @@ COMMITS_SHOWN = 200
 FINDINGS_SHOWN = 100
 # A plan's write boundary as a reader sees it: the first patterns, then a count.
 PATTERNS_SHOWN = 50
+NOTES_SHOWN = 50  # a review may list 500 findings; the rest are in the review itself
 
 # Markdown and HTML punctuation, written as character references: the text shows as it is
 # and none of it is markup: no tag, table cell, link or image (`[`, `]`), emphasis, code,
@@ -66,7 +67,14 @@ def prose(value: object) -> str:
 
 
 def plan_view(
-    root: Path, snap: artifacts_tree.ArtifactsTree, plan_id: str, tree: str, *, commit: str, signed: bool | None
+    root: Path,
+    snap: artifacts_tree.ArtifactsTree,
+    plan_id: str,
+    tree: str,
+    *,
+    commit: str,
+    signed: bool | None,
+    findings: Sequence[Finding] = (),
 ) -> dict[str, Any]:
     """One plan as the state `snap` (the commit `commit`, fingerprint `tree`) holds it.
     `signed`: True when only signed approval records were read, False when unsigned ones
@@ -132,7 +140,7 @@ def plan_view(
         "amendment": amendment,
         "tree": tree,
         "evidence": evidence,
-        "review": _review(folder),
+        "review": _review(folder, findings),
         "repairs": {"used": life.repairs_used, "budget": life.repair_budget},
         "completion": _completion(root, folder, commit),
     }
@@ -143,14 +151,28 @@ def _latest(folder: plans.PlanFolder, slug: str) -> plans.NumberedArtifact | Non
     return found[-1] if found else None
 
 
-def _review(folder: plans.PlanFolder) -> dict[str, Any] | None:
+def _review(folder: plans.PlanFolder, findings: Sequence[Finding]) -> dict[str, Any] | None:
+    """The newest review, with what this check found of it: `judged` is None when the
+    check raised nothing on it (it counts, or the stage asks for no review), else
+    `stale` or `blocks` with the finding's message; `notes` are the review's own findings."""
     entry = _latest(folder, "review")
     if entry is None or entry.artifact is None:
         return None
     binding = entry.artifact.value("Binding")
     reviewer = entry.artifact.value("Reviewer")
     change = binding.get("change") or {}
+    judged: dict[str, str] | None = None
+    for f in findings:
+        if f.path == entry.path and f.code in (freshness.STALE_REVIEW, freshness.FAILED_REVIEW) and f.blocks:
+            judged = {"state": "stale" if f.code == freshness.STALE_REVIEW else "blocks", "message": f.message}
+            break
+    notes = [
+        {"id": n["id"], "severity": n["severity"], "path": n.get("path"), "summary": n["summary"]}
+        for n in (entry.artifact.value("Findings") or [])[:NOTES_SHOWN]
+    ]
     return {
+        "judged": judged,
+        "notes": notes,
         "path": entry.path,
         "verdict": entry.artifact.value("Verdict"),
         "reviewer": reviewer.get("identity"),
@@ -261,9 +283,15 @@ def plan_markdown(p: Mapping[str, Any]) -> list[str]:
         out += [f"| {code(c['id'])} | {code(c['command'])} | {int(c['timeout_seconds'])} s |" for c in p["commands"]]
         out += ["", "</details>", ""]
     fresh = sum(1 for e in p["evidence"] if e["fresh"])
+    again = p.get("reverified")
+    if again is not None:
+        # The header's verdict rests on the re-run, not on the records: say so first.
+        verdict = "passed" if again["result"] == "pass" else f"failed ({', '.join(code(c) for c in again['codes'])})"
+        out += [f"**Evidence**: the commands ran again in this job (`reverify`) and {verdict}; the records "
+                "below are not what counts", ""]  # fmt: skip
     out += [
-        f"<details><summary>Evidence: {fresh} of {len(p['evidence'])} fresh for tree "
-        f"{code(str(p['tree'])[:12])}</summary>",
+        f"<details><summary>{'Recorded evidence' if again is not None else 'Evidence'}: {fresh} of "
+        f"{len(p['evidence'])} fresh for tree {code(str(p['tree'])[:12])}</summary>",
         "",
         "| command | status | duration | tree | fresh |",
         "|---|---|---|---|---|",
@@ -279,8 +307,9 @@ def plan_markdown(p: Mapping[str, Any]) -> list[str]:
         out += ["**Review**: none yet", ""]
     else:
         out += [
-            f"**Review**: {text(r['verdict'])} by {text(r['reviewer'])} ({code(r['path'])})",
+            f"**Review**: {text(r['verdict'])} by {text(r['reviewer'])} ({code(r['path'])})" + _judged(r.get("judged")),
             "",
+            *_notes(r.get("notes") or []),
             "<details><summary>What the review is bound to</summary>",
             "",
             f"- tree {code(r['tree'])}",
@@ -299,6 +328,34 @@ def plan_markdown(p: Mapping[str, Any]) -> list[str]:
         by = f" (commit {code(str(c['commit'])[:12])})" if c.get("commit") else ""
         out += [f"**Completion**: {text(c['outcome'])}{when}{by}", ""]
     return out
+
+
+def _judged(judged: Mapping[str, str] | None) -> str:
+    if judged is None:
+        return ""
+    label = "**stale**" if judged["state"] == "stale" else "**does not pass**"
+    return f" — {label}: {prose(judged['message'])}"
+
+
+def _notes(notes: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The reviewer's findings (notes of a PASS_WITH_NOTES, or what REPAIR_REQUIRED asks)."""
+    if not notes:
+        return []
+    out = [f"<details><summary>The reviewer's findings ({len(notes)})</summary>", ""]
+    out += ["| id | severity | path | summary |", "|---|---|---|---|"]
+    for n in notes:
+        path = code(n["path"]) if n.get("path") else "-"
+        out.append(f"| {code(n['id'])} | {text(n['severity'])} | {path} | {text(bounded(n['summary']))} |")
+    return [*out, "", "</details>", ""]
+
+
+def reverified(view: Mapping[str, Any], findings: Sequence[Finding]) -> dict[str, Any]:
+    """The plan's view after `--reverify` ran its commands in this job: the recorded
+    evidence no longer decides, the re-run does (its failures are HG3xx findings on the
+    plan's folder)."""
+    prefix = f"{view['path']}/"
+    failed = sorted({f.code for f in findings if f.blocks and f.code.startswith("HG3") and f.path.startswith(prefix)})
+    return {**view, "reverified": {"result": "fail" if failed else "pass", "codes": failed}}
 
 
 def commits_markdown(commits: Sequence[Mapping[str, Any]]) -> list[str]:

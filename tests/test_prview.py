@@ -13,7 +13,7 @@ import pytest
 
 from harness_gate import github, prview
 from tests.github_runner import run_action
-from tests.helpers import PY, Repo, adopted_main, planned_branch, verified_work
+from tests.helpers import PY, Repo, adopted_main, pass_review, planned_branch, verified_work
 
 HOSTILE = (
     "Ship <script>alert(1)</script> for @org/team ![x](http://evil.example/p.png) | cell\nline two #12 www.evil.example"
@@ -244,3 +244,55 @@ def test_an_accepted_amendment_is_what_the_view_shows(repo: Repo) -> None:
     assert "**Amended by** <code>001-amendment.md</code>: approved by " in out
     doc = json.loads(repo.cli("status", "--format", "json").output)
     assert doc["schema"] == "harness-gate.report/v2"
+
+
+@pytest.mark.slow
+@pytest.mark.integration  # the Action's steps, installed
+def test_the_summary_marks_a_stale_review_and_shows_its_notes(repo: Repo, runner_temp: Path) -> None:
+    """A review with a note, then code changed after it: the step summary says the review
+    is stale (what CI blocks on), and lists the reviewer's findings."""
+    start(repo, objective="Tidy")
+    repo.write("src/a.py", "a = 1\n")
+    repo.git("add", "-A")
+    assert repo.cli("verify").exit_code == 0
+    review = pass_review(repo)
+    note = '{"id": "N1", "severity": "note", "path": "src/a.py", "summary": "Name the constant"}'
+    text = review.read_text().replace('"findings": []', f'"findings": [{note}]')
+    review.write_text(text.replace('"verdict": "PASS"', '"verdict": "PASS_WITH_NOTES"'))
+    assert repo.cli("lint", str(review.relative_to(repo.path))).exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "Work, reviewed with a note")
+    repo.write("src/a.py", "a = 2\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "Changed after the review", "--no-verify")
+    payload = {"pull_request": {"base": {"sha": sha(repo, "main"), "ref": "main"},
+                                "head": {"sha": sha(repo, "feature")}}}  # fmt: skip
+    out = run_action(repo.path, runner_temp, "pull_request", payload)
+    assert out.code == 1
+    line = next(x for x in out.summary.splitlines() if x.startswith("**Review**"))
+    assert "PASS&#95;WITH&#95;NOTES by Rae" in line and "— **stale**: " in line, line
+    assert "<details><summary>The reviewer's findings (1)</summary>" in out.summary
+    assert "| <code>N1</code> | note | <code>src/a.py</code> | Name the constant |" in out.summary
+    (plan,) = json.loads(Path(out.outputs["report-path"]).read_text())["data"]["plans"]
+    assert plan["review"]["judged"]["state"] == "stale"
+    assert plan["review"]["notes"][0]["id"] == "N1"
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_with_reverify_the_summary_says_the_rerun_decides(repo: Repo, runner_temp: Path) -> None:
+    """`reverify`: the commands' run in the job decides, and the summary says so above the
+    recorded evidence (which, in a fresh clone, is "not in this clone")."""
+    planned_branch(adopted_main(repo))
+    verified_work(repo, reviewer="Rae")
+    assert repo.cli("complete").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "complete")
+    payload = {"pull_request": {"base": {"sha": sha(repo, "main"), "ref": "main"},
+                                "head": {"sha": sha(repo, "feature")}}}  # fmt: skip
+    out = run_action(repo.path, runner_temp, "pull_request", payload, reverify="true")
+    assert out.code == 0, out.stdout
+    assert "the commands ran again in this job (`reverify`) and passed" in out.summary
+    assert "<details><summary>Recorded evidence: " in out.summary
+    (plan,) = json.loads(Path(out.outputs["report-path"]).read_text())["data"]["plans"]
+    assert plan["reverified"] == {"result": "pass", "codes": []}

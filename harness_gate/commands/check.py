@@ -130,6 +130,10 @@ def run_check(
     # reviewer's view) is established, so nothing they write (in .git, say) can change any.
     for run in runs:
         findings.extend(run())
+    if runs and data.get("plans"):
+        from harness_gate import prview  # noqa: PLC0415  (not on the pre-commit path)
+
+        data["plans"] = [prview.reverified(v, findings) for v in data["plans"]]
     if data.get("adopting"):
         return Report("check", data=data, lines=(ADOPTING,))
     if not data.get("active", True):
@@ -161,7 +165,9 @@ def _view(root: Path, head: Head, plan_id: str | None, findings: Sequence[Findin
     wanted = sorted(({*head.used, *ranges.plans_brought(head, here)} if plan_id is None else {plan_id}) & here)
     tree = head.tree() if wanted else ""
     signed = bool(head.anchors is not None and head.anchors.signed)
-    views = [prview.plan_view(root, snap, p, tree, commit=head.commit, signed=signed) for p in wanted]
+    views = [
+        prview.plan_view(root, snap, p, tree, commit=head.commit, signed=signed, findings=findings) for p in wanted
+    ]
     return {
         "head": head.commit,
         "plans": views,
