@@ -116,6 +116,8 @@ VERDICT_PLACEHOLDER = "FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCK
 # Who reviews is the reviewer's to say: the author's own identity would be a claim the
 # author makes about a review they did not write (the review does not lint until filled in).
 IDENTITY_PLACEHOLDER = "FILL_IN: the reviewer's name (not the author's)"
+# What the reviewer read is theirs to say too: a review still holding this does not lint.
+SCOPE_PLACEHOLDER = "FILL_IN: what the reviewer read (the diff, the plan, the evidence)."
 
 
 def review(

@@ -260,12 +260,23 @@ def planned_branch(
     return repo
 
 
+# The scope placeholder `review new` writes, and what a test's reviewer says they read.
+SCOPE_READ = (templates.SCOPE_PLACEHOLDER, "Read.")
+
+
+def filled_review(text: str, verdict: str = "PASS") -> str:
+    """A review `review new` wrote, as its reviewer fills it in: what they read, the verdict."""
+    return text.replace(templates.SCOPE_PLACEHOLDER, "The diff, the plan and the evidence.").replace(
+        templates.VERDICT_PLACEHOLDER, verdict
+    )
+
+
 def pass_review(repo: Repo, reviewer: str = "Rae") -> Path:
     """`review new` by `reviewer` for plan `p1`'s current evidence, its verdict filled in as PASS."""
     res = repo.cli("review", "new", "--reviewer", reviewer)
     assert res.exit_code == 0, res.output
     review = repo.path / "harness/plans/p1/001-review.md"
-    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
+    review.write_text(filled_review(review.read_text()))
     return review
 
 

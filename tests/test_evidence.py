@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness_gate import evidence, templates
-from tests.helpers import Repo, plan_sha
+from tests.helpers import SCOPE_READ, Repo, adopted_main, plan_sha, planned_branch
 
 PY = Path(sys.executable).as_posix()
 OK = f"{PY} -c pass"
@@ -299,6 +299,7 @@ def test_ci_requires_a_fresh_passing_review(planned: Repo) -> None:
             '"findings": []',
             '"findings": [{"id": "F1", "severity": "major", "path": "src/a.py", "summary": "off by one"}]',
         )
+        .replace(*SCOPE_READ)
         .replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "REPAIR_REQUIRED")
     )
     planned.git("add", "-A")
@@ -329,7 +330,11 @@ def test_review_needs_fresh_evidence_and_complete_needs_a_review(planned: Repo) 
     assert "HG405" in res.output
     planned.cli("review", "new")
     review = planned.path / FOLDER / "001-review.md"
-    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
+    review.write_text(
+        review.read_text()
+        .replace(*SCOPE_READ)
+        .replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS")
+    )
     res = planned.cli("complete")
     assert res.exit_code == 1 and "HG509" in res.output  # who reviewed is the reviewer's to fill in
     review.write_text(review.read_text().replace("FILL_IN: the reviewer's name (not the author's)", "Rae Viewer"))
@@ -355,7 +360,11 @@ def test_review_copied_from_another_plan(planned: Repo) -> None:
     planned.cli("verify")
     planned.cli("review", "new", "--reviewer", "Rae")
     review = planned.path / FOLDER / "001-review.md"
-    text = review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS")
+    text = (
+        review.read_text()
+        .replace(*SCOPE_READ)
+        .replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS")
+    )
     review.write_text(text.replace(plan_sha(planned, FOLDER), "e" * 64))
     planned.git("add", "-A")
     found = codes(planned, "--stage", "ci", "--staged")
@@ -506,3 +515,19 @@ def test_same_second_edit_after_staging_is_seen(planned: Repo) -> None:
     index_tree = planned.cli("fingerprint", "index").output.strip()
     work_tree = planned.cli("fingerprint").output.strip()
     assert work_tree != index_tree
+
+
+def test_a_review_whose_scope_is_still_the_placeholder_does_not_lint(repo: Repo) -> None:
+    """Filling in the verdict alone is not a review: the reviewer says what they read."""
+    planned_branch(adopted_main(repo))
+    repo.write("src/a.py", "a = 1\n")
+    repo.git("add", "-A")
+    assert repo.cli("verify").exit_code == 0
+    out = repo.cli("review", "new", "--reviewer", "Rae")
+    assert '"severity": "blocking|major|minor|note"' in out.output  # the shape of a finding
+    review = repo.path / "harness/plans/p1/001-review.md"
+    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
+    res = repo.cli("lint", "harness/plans/p1/001-review.md")
+    assert res.exit_code == 1 and "HG514" in res.output and "Scope Reviewed" in res.output, res.output
+    review.write_text(review.read_text().replace(*SCOPE_READ))
+    assert repo.cli("lint", "harness/plans/p1/001-review.md").exit_code == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo
+from tests.helpers import SCOPE_READ, Repo
 
 PY = Path(sys.executable).as_posix()
 PLACEHOLDER = "FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED"
@@ -226,7 +226,7 @@ def test_status_names_the_step_that_works(adopted: Repo) -> None:
     assert adopted.cli("verify").exit_code == 0
     assert adopted.cli("review", "new", "--reviewer", "Rae Viewer").exit_code == 0
     [review] = (adopted.path / "harness/plans/p1").glob("*-review.md")
-    review.write_text(review.read_text().replace(PLACEHOLDER, "PASS"))
+    review.write_text(review.read_text().replace(*SCOPE_READ).replace(PLACEHOLDER, "PASS"))
     adopted.git("add", "-A")
     adopted.git("commit", "-qm", "work, evidence, review")
     assert "next:       complete it: harness-gate complete" in adopted.cli("status").output
@@ -409,7 +409,10 @@ def test_the_review_template_leaves_the_reviewer_to_the_reviewer(adopted: Repo) 
     assert adopted.cli("review", "new").exit_code == 0
     text = adopted.read("harness/plans/p1/001-review.md").decode()
     assert "Ada Author" not in text  # the author's own identity is not offered
-    adopted.write("harness/plans/p1/001-review.md", text.replace(PLACEHOLDER, "PASS"))
+    adopted.write(
+        "harness/plans/p1/001-review.md",
+        text.replace(*SCOPE_READ).replace(PLACEHOLDER, "PASS"),
+    )
     res = adopted.cli("lint")
     assert res.exit_code == 1 and "identity" in res.output  # not a review until someone signs it
     assert "must be the reviewer's name" in res.output and "(?!" not in res.output  # words, not a pattern

@@ -20,6 +20,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 PLACEHOLDERS = {
     "FILL_IN: the reviewer's name (not the author's)": "Rae Viewer",
     "FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED": "PASS",
+    "FILL_IN: what the reviewer read (the diff, the plan, the evidence).": "The diff, the plan and the evidence.",
 }
 
 

@@ -16,7 +16,7 @@ from harness_gate import schema
 from harness_gate.cli import cli
 from harness_gate.findings import RULES, rule_anchor
 from harness_gate.report import REPORT_SCHEMA
-from tests.helpers import PY, Repo, adopted_main, blocked_branch
+from tests.helpers import PY, SCOPE_READ, Repo, adopted_main, blocked_branch
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -114,7 +114,11 @@ def test_every_json_command_in_every_outcome_matches_the_documented_schema(
     check("formats", "status", exit_code=0)
     check("review", "new", "--reviewer", "Rae", exit_code=0)
     review = repo.path / "harness/plans/p1/001-review.md"
-    review.write_text(review.read_text().replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS"))
+    review.write_text(
+        review.read_text()
+        .replace(*SCOPE_READ)
+        .replace("FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", "PASS")
+    )
     repo.git("add", "-A")
     repo.git("commit", "-qm", "work")
     check("lint", exit_code=0)

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from harness_gate.cli import cli
 from harness_gate.hooks import local_config
 from tests.github_runner import Outcome, run_action
-from tests.helpers import built_once
+from tests.helpers import built_once, filled_review
 
 # builds a team of clones per test
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -224,7 +224,7 @@ def review(dev: Clone) -> None:
     """`harness-gate review new`, then the reviewer fills in PASS."""
     out = dev.hg("review", "new", "--reviewer", "Rae Viewer").stdout
     path = dev.path / out.split()[1]
-    path.write_text(path.read_text().replace(PLACEHOLDER, "PASS"))
+    path.write_text(filled_review(path.read_text()))
 
 
 def finish(dev: Clone, plan_id: str) -> None:

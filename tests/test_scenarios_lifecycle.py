@@ -12,6 +12,7 @@ import time
 import pytest
 
 from tests import test_scenarios
+from tests.helpers import SCOPE_READ
 from tests.test_scenarios import PLACEHOLDER, PY, Clone, Team, finish, passes, start
 
 # The team's fixtures, shared with tests/test_scenarios.py.
@@ -92,7 +93,7 @@ def _reviewed(dev: Clone, verdict: str, finding_id: str = "F1") -> str:
     out = dev.hg("review", "new", "--reviewer", "Rae Viewer").stdout
     rel = out.split()[1]
     path = dev.path / rel
-    text = path.read_text().replace(PLACEHOLDER, verdict)
+    text = path.read_text().replace(*SCOPE_READ).replace(PLACEHOLDER, verdict)
     if verdict not in ("PASS", "PASS_WITH_NOTES"):
         found = f'"findings": [{{"id": "{finding_id}", "severity": "major", "path": "src/app.py", "summary": "wrong"}}]'
         text = text.replace('"findings": []', found)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests import test_scenarios
+from tests.helpers import SCOPE_READ
 from tests.test_scenarios import Clone, Team, codes, finish, passes, pr, start
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -296,7 +297,7 @@ def test_a_cancelled_plan_has_a_way_to_land_or_to_drop(team: Team) -> None:
     alice.hg("verify")
     out = alice.hg("review", "new", "--reviewer", "Rae Viewer").stdout
     path = alice.path / out.split()[1]
-    path.write_text(path.read_text().replace(test_scenarios.PLACEHOLDER, "BLOCKED"))
+    path.write_text(path.read_text().replace(*SCOPE_READ).replace(test_scenarios.PLACEHOLDER, "BLOCKED"))
     alice.commit("Review: app, blocked")
     alice.hg("complete", "--cancel")
     alice.commit("Cancel: app")

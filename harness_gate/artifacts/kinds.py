@@ -45,6 +45,9 @@ def _json(title: str, schema: str, key: str) -> SectionSpec:
 
 
 P = Content.PROSE
+# Every placeholder a template writes starts with this (templates.py): prose that still
+# does is unfilled, and does not parse (HG514).
+PLACEHOLDER_PREFIX = "FILL_IN:"
 PLAN_GATE = "Proceed with this Plan? [y/N]"
 AMENDMENT_GATE = "Proceed with this Plan Amendment? [y/N]"
 RESUME_GATE = "Proceed with this Repair Resume? [y/N]"

@@ -7,7 +7,7 @@ from typing import Any
 from harness_gate import boundary, jsonstrict, schema
 from harness_gate.artifacts import markdown
 from harness_gate.artifacts.artifact import Artifact, sha256_hex
-from harness_gate.artifacts.kinds import CHOICES, KINDS, Content, KindSpec, SectionSpec
+from harness_gate.artifacts.kinds import CHOICES, KINDS, PLACEHOLDER_PREFIX, Content, KindSpec, SectionSpec
 from harness_gate.findings import Finding, finding
 
 
@@ -109,7 +109,12 @@ def _read_section(
     if c is Content.PROSE:
         if markdown.is_blank(section):
             return "", [finding("HG514", path, f"`## {spec.title}` is empty", line=section.line)]
-        return "\n".join(_prose(section)), []
+        prose = "\n".join(_prose(section))
+        if prose.lstrip().startswith(PLACEHOLDER_PREFIX):
+            # A template's placeholder left in place: the section says nothing yet.
+            return prose, [finding("HG514", path, f"`## {spec.title}` still holds the template's placeholder "
+                                   f"({prose.strip()[:80]!r}): write it", line=section.line)]  # fmt: skip
+        return prose, []
     if c is Content.JSON:
         return _read_json(path, spec, section)
     if c is Content.GATE:

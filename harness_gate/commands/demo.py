@@ -206,9 +206,12 @@ def _run(out: TextIO, repo: Path) -> int:
     review_path.write_text(
         review_path.read_text()
         .replace(templates.VERDICT_PLACEHOLDER, "PASS")
-        .replace("FILL IN: what the reviewer read", "The diff, the plan and the evidence")
+        .replace(templates.SCOPE_PLACEHOLDER, "The diff, the plan and the evidence.")
     )
-    d.say("The reviewer reads the diff and fills in the verdict: PASS", "$EDITOR harness/plans/add/001-review.md")
+    d.say(
+        "The reviewer reads the diff, says what they read, and fills in the verdict: PASS",
+        "$EDITOR harness/plans/add/001-review.md",
+    )
     d.shell("Commit the work with its evidence and review", "git add -A && git commit -m 'Add add()'",
             ("add", "-A"), ("commit", "-qm", "Add add()"))  # fmt: skip
     d.step("Before it merges, CI wants the plan finished", "harness-gate check --stage ci --base HEAD~2",

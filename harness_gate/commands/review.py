@@ -23,7 +23,7 @@ def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
         binding={"plan_sha256": life.plan_sha256, "amendment_sha256": life.amendment_sha256, "tree": tree,
                  "change": freshness.branch_change(root, snap.config, tree), "evidence": refs},
         identity=reviewer or templates.IDENTITY_PLACEHOLDER,
-        scope="FILL IN: what the reviewer read (the diff, the plan, the evidence).",
+        scope=templates.SCOPE_PLACEHOLDER,
         findings=[],
         verdict=templates.VERDICT_PLACEHOLDER,
     )  # fmt: skip
@@ -33,6 +33,8 @@ def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
     return Report("review new", data={"path": rel, "tree": tree}, lines=(
         f"wrote {rel} bound to tree {tree[:12]}, the branch's change and {len(refs)} evidence record(s){again}",
         "next: a reviewer who did not write the change fills in Reviewer identity, Scope Reviewed, Findings and "
-        "Verdict "
-        "(it does not lint until the verdict is one of PASS, PASS_WITH_NOTES, REPAIR_REQUIRED, BLOCKED)",
+        "Verdict (it does not lint until each FILL_IN is replaced and the verdict is one of PASS, "
+        "PASS_WITH_NOTES, REPAIR_REQUIRED, BLOCKED)",
+        'a finding: {"id": "F1", "severity": "blocking|major|minor|note", "path": "src/x.py" or null, '
+        '"summary": "what is wrong"}',
     ))  # fmt: skip

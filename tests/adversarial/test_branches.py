@@ -323,8 +323,10 @@ def test_a_pushed_range_measures_the_change_from_the_base_branch(repo: Repo) -> 
     repo.write("src/a.py", "a = 2\n")
     assert repo.cli("verify").exit_code == 0
     assert repo.cli("review", "new", "--reviewer", "Rae").exit_code == 0
-    review = repo.read("harness/plans/p1/001-review.md").replace(
-        b"FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", b"PASS"
+    review = (
+        repo.read("harness/plans/p1/001-review.md")
+        .replace(b"FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED", b"PASS")
+        .replace(b"FILL_IN: what the reviewer read (the diff, the plan, the evidence).", b"Read.")
     )
     repo.git("checkout", "-q", "--", ".")
     repo.git("clean", "-qfd")

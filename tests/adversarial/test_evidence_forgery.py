@@ -24,6 +24,7 @@ sys.exit(0 if open("src/a.py").read() == "good\\n" and not os.environ.get("HG_AD
 EVIDENCE_ONLY = EVIDENCE_AT_PRE_PUSH
 WITH_REVIEW = 'artifacts_dir = "harness"\ncompletion_stages = []\n'
 PLACEHOLDER = "FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED"
+SCOPE = "FILL_IN: what the reviewer read (the diff, the plan, the evidence)."
 
 
 def _setup(repo: Repo, config: str = EVIDENCE_ONLY) -> Repo:
@@ -162,7 +163,7 @@ def reviewed(repo: Repo) -> Repo:
     _setup(repo, WITH_REVIEW)
     assert report(repo, "verify")["exit_code"] == 0
     assert report(repo, "review", "new", "--reviewer", "Rae")["exit_code"] == 0
-    repo.write(REVIEW, repo.read(REVIEW).replace(PLACEHOLDER.encode(), b"PASS"))
+    repo.write(REVIEW, repo.read(REVIEW).replace(PLACEHOLDER.encode(), b"PASS").replace(SCOPE.encode(), b"Read."))
     repo.git("add", "-A")
     assert ci(repo) == (0, [])
     return repo
