@@ -151,9 +151,16 @@ def _answer(runtime: str, stdin: IO[bytes]) -> tuple[int, str, str]:
     except Exception as exc:  # fail closed: any bug denies with a reason, never a traceback
         decision = Decision("deny", f"harness-gate failed closed: {_error_text(exc)}")
     if event in ("Stop", "SubagentStop"):
-        # A Stop payload that failed to be judged: block, once (nothing is remembered).
+        # A Stop payload that failed to be judged: block, once (nothing is remembered, so a
+        # second block could loop for ever); when the runtime says the agent already goes on
+        # after a block, the human hears it, never silence: the agent can cause an error
+        # (an empty nested repository makes the fingerprint fail) to end a session unjudged.
         active = payload.get("stop_hook_active") if isinstance(payload, dict) else None
-        return stop_answer(Decision("none") if _continuing(active) else Decision("block", decision.reason), runtime)
+        if _continuing(active):
+            note = (f"{decision.reason}. This stop was NOT judged: the session's changes may lie outside "
+                    "the boundary; run `harness-gate status` before committing")  # fmt: skip
+            return stop_answer(Decision("note", note), runtime)
+        return stop_answer(Decision("block", decision.reason), runtime)
     return pre_tool_answer(runtime, decision)
 
 

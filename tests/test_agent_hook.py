@@ -966,3 +966,18 @@ def test_init_agent_gives_an_earlier_entry_todays_matcher(gated: Repo) -> None:
     assert gated.cli("init", "--agent", "claude").exit_code == 0
     entries = json.loads(gated.read(".claude/settings.json"))["hooks"]["PreToolUse"]
     assert [e["matcher"] for e in entries] == ["Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*", "Bash"]
+
+
+def test_a_stop_that_cannot_be_judged_while_active_is_told_to_the_human(gated: Repo, tmp_path: Path) -> None:
+    """The agent can make Stop fail (a `commondir` pointing elsewhere; an empty repository
+    nested in the boundary, which makes the work tree's fingerprint fail): after
+    a first block the runtime says `stop_hook_active`, and that stop is never let through
+    in silence: the human is told it was not judged."""
+    stop = stop_payload(gated, session_id="s1")
+    gated.write("other.py", "x = 3\n")
+    (tmp_path / "elsewhere").mkdir()
+    (gated.path / ".git" / "commondir").write_text(str(tmp_path / "elsewhere") + "\n")
+    _, first, _ = hook(gated, stop)
+    assert first is not None and first["decision"] == "block" and "failed closed" in first["reason"], first
+    _, again, _ = hook(gated, {**stop, "stop_hook_active": True})
+    assert again is not None and "NOT judged" in again["systemMessage"], again
