@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -148,3 +149,18 @@ def test_status_names_sandbox_rules_the_boundary_has_left_behind(gated: Repo) ->
     doc = json.loads(gated.read(".claude/settings.local.json").decode())
     gated.write(".claude/settings.local.json", json.dumps({**doc, "disableAllHooks": True}))  # hooks off, later
     assert ".claude/settings.local.json" in gated.cli("status").output
+
+
+def test_a_boundary_wildcard_at_the_top_never_makes_the_work_tree_writable_for_codex(tmp_path: Path) -> None:
+    """`**/*.py` has the whole work tree as its root: Codex gets each top-level entry
+    (a mount point each) rather than `.`, so no folder holding a read-only carve-out can be
+    renamed away; never `.git`, the artifacts root or a protected name."""
+    for name in ("src", "docs", "harness", ".git", ".claude", ".github"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "pyproject.toml").write_text("")
+    roots = agent_sandbox.codex_roots(tmp_path, agent_sandbox.write_roots(["**/*.py", "lib/**"]), "harness")
+    assert roots == ["docs", "lib", "setup.py", "src"]
+    text = agent_sandbox.codex_config(roots, "harness", "harness/plans/p1")
+    assert '"." = "read"' in text and '"." = "write"' not in text
+    assert agent_sandbox.codex_roots(tmp_path, ["src"], "harness") == ["src"]

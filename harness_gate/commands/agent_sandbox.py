@@ -11,6 +11,7 @@ each rule is for and what the sandboxes cannot do.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,27 @@ def write_roots(boundary: Sequence[str]) -> list[str]:
             literal.append(part)
         roots.append("/".join(literal))
     return sorted(set(roots))
+
+
+def codex_roots(root: Path, roots: Sequence[str], artifacts: str) -> list[str]:
+    """Codex's write roots. A boundary whose first segment is a wildcard (`**/*.py`) has the
+    whole work tree as its root; granting `.` would let the agent rename a folder holding a
+    read-only carve-out (the plan folder, `.claude`) and write a new one in its place. So
+    each top-level entry is granted instead, each a mount point that cannot be renamed, and
+    never `.git`, the artifacts root or a protected name (a new top-level file cannot be made
+    inside the sandbox then: docs/agents.md)."""
+    if "" not in roots:
+        return list(roots)
+    skip = {".git", artifacts.split("/", maxsplit=1)[0], *(p.split("/")[0] for p in PROTECTED)}
+    top = []
+    with os.scandir(root) as it:
+        for n, entry in enumerate(it):
+            if n >= _MAX_ENTRIES:
+                raise usage(f"the work tree has more than {_MAX_ENTRIES} top-level entries to list for Codex",
+                            "Name the boundary's folders (`src/**`) rather than a wildcard at the top.")  # fmt: skip
+            if entry.name not in skip:
+                top.append(entry.name)
+    return sorted({*(r for r in roots if r), *top})
 
 
 def _plan(root: Path) -> tuple[str | None, tuple[str, ...]]:
@@ -264,7 +286,8 @@ def agent_sandbox(cwd: Path, runtimes: Sequence[str]) -> Report:
                     f"{rel} exists and was not written by `harness-gate agent-sandbox`",
                     "Move its settings to ~/.codex/config.toml, remove it, and run again (docs/agents.md).",
                 )
-            writes.append((rel, codex_config(roots, cfg.artifacts_dir, plan_folder).encode()))
+            wide = codex_roots(root, roots, cfg.artifacts_dir)
+            writes.append((rel, codex_config(wide, cfg.artifacts_dir, plan_folder).encode()))
     for rel, data in writes:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         fsutil.write_atomic(root / rel, data)
@@ -306,8 +329,13 @@ def stale(root: Path) -> list[str]:
                 found.append(FILES["claude"])
         except HarnessGateError:
             found.append(FILES["claude"])
-    if mine_codex and codex.read_bytes() != codex_config(roots, cfg.artifacts_dir, plan_folder).encode():
-        found.append(FILES["codex"])
+    if mine_codex:
+        try:
+            wanted = codex_config(codex_roots(root, roots, cfg.artifacts_dir), cfg.artifacts_dir, plan_folder)
+            if codex.read_bytes() != wanted.encode():
+                found.append(FILES["codex"])
+        except HarnessGateError:
+            found.append(FILES["codex"])
     return found
 
 
