@@ -164,3 +164,11 @@ def test_a_boundary_wildcard_at_the_top_never_makes_the_work_tree_writable_for_c
     text = agent_sandbox.codex_config(roots, "harness", "harness/plans/p1")
     assert '"." = "read"' in text and '"." = "write"' not in text
     assert agent_sandbox.codex_roots(tmp_path, ["src"], "harness") == ["src"]
+
+
+@pytest.mark.parametrize("text", ['{"permissions": 5}', '{"permissions": {"deny": 7}}', '{"sandbox": []}'])
+def test_settings_of_the_wrong_shape_are_a_usage_error_not_an_internal_one(gated: Repo, text: str) -> None:
+    gated.write(".claude/settings.local.json", text)
+    res = gated.cli("agent-sandbox", "--runtime", "claude")
+    assert res.exit_code == 2 and "HG904" in res.output and "HG999" not in res.output, res.output
+    assert gated.read(".claude/settings.local.json").decode() == text

@@ -252,6 +252,14 @@ def _claude_current(root: Path, rel: str) -> dict[str, Any]:
             current = None
     if not isinstance(current, dict):
         raise usage(f"{rel} is not a JSON object", "Fix it, or remove it, and run again.")
+    # The keys this command merges into must have the shape Claude Code reads; anything else
+    # is the user's to fix (never an internal error).
+    for key in ("permissions", "sandbox"):
+        if key in current and not isinstance(current[key], dict):
+            raise usage(f"{rel}: `{key}` is not a JSON object", "Fix it, or remove it, and run again.")
+    permissions = current.get("permissions") or {}
+    if "deny" in permissions and not isinstance(permissions["deny"], list):
+        raise usage(f"{rel}: `permissions.deny` is not a list", "Fix it, or remove it, and run again.")
     return current
 
 
