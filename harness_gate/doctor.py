@@ -218,10 +218,7 @@ def codex(root: Path, homes: Homes, events: Sequence[str], command: str, rel: st
     for event in events:
         mine = [(gi, hi, m, h) for gi, hi, m, h in handlers(project, event) if ours(h, command)]
         if not mine:
-            found.append(_finding(
-                "HG911", rel, f"{rel} has no {event} entry running `{command}`",
-                "Run `harness-gate init --agent codex` again (it keeps every other entry).",
-            ))  # fmt: skip
+            found.append(_no_entry(rel, event, command, "codex"))
         for gi, hi, matcher, handler in mine:
             key = f"{hooks_file}:{CODEX_LABELS.get(event, event.lower())}:{gi}:{hi}"
             want = codex_hash(event, matcher, handler)
@@ -292,15 +289,19 @@ def claude(root: Path, homes: Homes, events: Sequence[str], command: str, rel: s
             "Install the hook in the managed settings: `harness-gate agent-sandbox --managed` prints them.",
         ))  # fmt: skip
     if not in_managed:
-        for event in events:
-            if not any(ours(h, command) for _, _, _, h in handlers(docs["project"], event)):
-                found.append(_finding(
-                    "HG911", rel, f"{rel} has no {event} entry running `{command}`",
-                    "Run `harness-gate init --agent claude` again (it keeps every other entry).",
-                ))  # fmt: skip
+        found += [_no_entry(rel, event, command, "claude") for event in events
+                  if not any(ours(h, command) for _, _, _, h in handlers(docs["project"], event))]  # fmt: skip
     found += _timeouts(docs["project"], events, command, rel) + _on_path("claude", command, homes)
     facts = {"layers": [_shown(root, p) for (_, p), d in zip(layers, docs.values(), strict=True) if d is not None]}
     return RuntimeReport("claude", rel, not any(f.blocks for f in found), tuple(found), facts)
+
+
+def _no_entry(rel: str, event: str, command: str, runtime: str) -> Finding:
+    """The runtime's project settings hold no entry for `event` running the hook."""
+    return _finding(
+        "HG911", rel, f"{rel} has no {event} entry running `{command}`",
+        f"Run `harness-gate init --agent {runtime}` again (it keeps every other entry).",
+    )  # fmt: skip
 
 
 # -- Gemini CLI ---------------------------------------------------------------------------------
@@ -329,12 +330,8 @@ def gemini(root: Path, homes: Homes, events: Sequence[str], command: str, rel: s
         disabled = config.get("disabled")
         if isinstance(disabled, list) and command in disabled:
             found.append(_finding("HG911", shown, f"`hooksConfig.disabled` in {shown} names `{command}`"))
-    for event in events:
-        if not any(ours(h, command) for _, _, _, h in handlers(docs["project"], event)):
-            found.append(_finding(
-                "HG911", rel, f"{rel} has no {event} entry running `{command}`",
-                "Run `harness-gate init --agent gemini` again (it keeps every other entry).",
-            ))  # fmt: skip
+    found += [_no_entry(rel, event, command, "gemini") for event in events
+              if not any(ours(h, command) for _, _, _, h in handlers(docs["project"], event))]  # fmt: skip
     trust = _gemini_trust(root, folders)
     if trust == "DO_NOT_TRUST":
         found.append(_finding(

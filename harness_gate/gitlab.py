@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +19,9 @@ from typing import Any, TextIO
 
 from harness_gate.errors import HarnessGateError
 from harness_gate.findings import Finding, Severity
+from harness_gate.git.diff import ZERO_OIDS
+from harness_gate.git.repo import OID
 from harness_gate.report import Report, bounded, clean, error_location, ordered
-
-_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_ZERO = re.compile(r"0+")
 
 
 @dataclass(frozen=True)
@@ -47,7 +45,7 @@ def _bad(message: str) -> HarnessGateError:
 
 def _sha(env: Mapping[str, str], name: str) -> str:
     value = env.get(name, "")
-    if not _SHA.fullmatch(value):
+    if not OID.fullmatch(value):
         raise _bad(f"GitLab's {name} is {'not set' if not value else repr(value[:80])}: not a commit id")
     return value
 
@@ -81,8 +79,7 @@ def pipeline(env: Mapping[str, str]) -> Pipeline | None:
         raise _bad(f"unknown CI_MERGE_REQUEST_EVENT_TYPE {event[:80]!r}: expected detached, merged_result or "
                    "merge_train")  # fmt: skip
     if source == "push" and env.get("CI_COMMIT_BRANCH") and env.get("CI_COMMIT_BRANCH") == env.get("CI_DEFAULT_BRANCH"):
-        before = env.get("CI_COMMIT_BEFORE_SHA", "")
-        if _ZERO.fullmatch(before):
+        if env.get("CI_COMMIT_BEFORE_SHA", "") in ZERO_OIDS:
             raise _bad("the first push of the default branch has no earlier state to compare with")
         return Pipeline(_sha(env, "CI_COMMIT_BEFORE_SHA"), _sha(env, "CI_COMMIT_SHA"), "push", landed=True)
     return None
