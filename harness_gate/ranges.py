@@ -194,9 +194,10 @@ def _cancelled(cfg: config_mod.Config, folder: plans.PlanFolder) -> Finding:
     return finding(
         CANCELLED_CODE, f"{folder.path}/plan.md",
         f"plan `{folder.plan_id}` is cancelled, but the branch still changes code it authorised, and no passing "
-        f"review covers it: rebuild the branch with the plan's folder alone: `git reset --hard {base}`, "
+        "review covers it",
+        hint=f"rebuild the branch with the plan's folder alone: `git reset --hard {base}`, "
         f"`git checkout ORIG_HEAD -- {folder.path}`, `git commit -m 'Cancelled: {folder.plan_id}'`, "
-        "`git push --force-with-lease`; or close the pull request",
+        "`git push --force-with-lease`; or close the pull request (docs/workflows.md)",
     )  # fmt: skip
 
 

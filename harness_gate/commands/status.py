@@ -272,8 +272,8 @@ def _ci_next(step: str, life: lifecycle.Lifecycle, ci: dict[str, Any] | None) ->
     cancelled = [b for b in ci["blocking"] if b["code"] == freshness.CANCELLED_CODE]
     if cancelled:
         # Nothing the plan's lifecycle does clears it: the branch lands the folder alone.
-        message: str = cancelled[0]["message"]
-        return message[message.index("rebuild") :] if "rebuild" in message else message
+        hint: str = cancelled[0]["hint"]
+        return hint
     other = [b for b in ci["blocking"] if b["code"] not in freshness.LIFECYCLE_CODES]
     first = ""
     if other:
