@@ -266,9 +266,7 @@ SCOPE_READ = (templates.SCOPE_PLACEHOLDER, "Read.")
 
 def filled_review(text: str, verdict: str = "PASS") -> str:
     """A review `review new` wrote, as its reviewer fills it in: what they read, the verdict."""
-    return text.replace(templates.SCOPE_PLACEHOLDER, "The diff, the plan and the evidence.").replace(
-        templates.VERDICT_PLACEHOLDER, verdict
-    )
+    return text.replace(*SCOPE_READ).replace(templates.VERDICT_PLACEHOLDER, verdict)
 
 
 def pass_review(repo: Repo, reviewer: str = "Rae") -> Path:
@@ -290,6 +288,17 @@ def verified_work(repo: Repo, message: str = "work", *, reviewer: str | None = N
         pass_review(repo, reviewer)
     repo.git("add", "-A")
     repo.git("commit", "-qm", message)
+
+
+def completed_branch(repo: Repo) -> Repo:
+    """main adopts harness-gate; `feature` plans, works, verifies, is reviewed and
+    completes: a pull request that passes."""
+    planned_branch(adopted_main(repo))
+    verified_work(repo, reviewer="Rae")
+    assert repo.cli("complete").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "complete")
+    return repo
 
 
 def blocked_branch(repo: Repo, verify: str = f"{PY} -c pass") -> str:

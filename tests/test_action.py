@@ -14,7 +14,7 @@ from harness_gate import github
 from harness_gate.findings import Finding
 from harness_gate.report import Report
 from tests.github_runner import ACTION, run_action
-from tests.helpers import Repo, adopted_main, planned_branch, verified_work
+from tests.helpers import Repo, completed_branch
 
 # installs the Action once per session, runs real repositories through it
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -40,12 +40,7 @@ def sha(repo: Repo, rev: str) -> str:
 @pytest.fixture
 def project(repo: Repo) -> Repo:
     """main adopts harness-gate; `feature` plans, works, verifies, is reviewed and completes: a passing PR."""
-    planned_branch(adopted_main(repo))
-    verified_work(repo, reviewer="Rae")
-    assert repo.cli("complete").exit_code == 0
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "complete")
-    return repo
+    return completed_branch(repo)
 
 
 def pr(repo: Repo) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from harness_gate import gitlab
 from harness_gate.errors import HarnessGateError
 from harness_gate.findings import Finding, Severity
 from harness_gate.report import Report
-from tests.helpers import Repo, adopted_main, blocked_branch, planned_branch, verified_work
+from tests.helpers import Repo, adopted_main, blocked_branch, completed_branch
 
 FIXTURES = Path(__file__).resolve().parent / "gitlab"
 PIPELINES: dict[str, dict[str, str]] = json.loads((FIXTURES / "pipelines.json").read_text())
@@ -70,12 +70,7 @@ def merged(repo: Repo, branch: str = "feature") -> str:
 @pytest.fixture
 def finished(repo: Repo) -> Repo:
     """main adopted; `feature` planned, worked, verified, reviewed and completed."""
-    planned_branch(adopted_main(repo))
-    verified_work(repo, reviewer="Rae")
-    assert repo.cli("complete").exit_code == 0
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "complete")
-    return repo
+    return completed_branch(repo)
 
 
 @pytest.mark.slow

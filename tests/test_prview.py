@@ -13,7 +13,7 @@ import pytest
 
 from harness_gate import github, prview
 from tests.github_runner import run_action
-from tests.helpers import PY, Repo, adopted_main, pass_review, planned_branch, verified_work
+from tests.helpers import PY, Repo, adopted_main, completed_branch, pass_review, planned_branch, verified_work
 
 HOSTILE = (
     "Ship <script>alert(1)</script> for @org/team ![x](http://evil.example/p.png) | cell\nline two #12 www.evil.example"
@@ -22,6 +22,11 @@ HOSTILE = (
 
 def sha(repo: Repo, rev: str) -> str:
     return repo.git("rev-parse", rev).decode().strip()
+
+
+def pull_request(repo: Repo) -> dict[str, Any]:
+    """The `pull_request` event of `feature` against `main`."""
+    return {"pull_request": {"base": {"sha": sha(repo, "main"), "ref": "main"}, "head": {"sha": sha(repo, "feature")}}}
 
 
 def start(repo: Repo, objective: str = HOSTILE) -> Repo:
@@ -59,9 +64,7 @@ def test_a_blocked_pull_request_summary_shows_the_plan_and_each_commit(repo: Rep
     repo.write("other.py", "x\n")
     repo.git("add", "-A")
     repo.git("commit", "-qm", "Sneak @org/team <b>out</b> | of bounds", "--no-verify")
-    payload = {"pull_request": {"base": {"sha": sha(repo, "main"), "ref": "main"},
-                                "head": {"sha": sha(repo, "feature")}}}  # fmt: skip
-    out = run_action(repo.path, runner_temp, "pull_request", payload)
+    out = run_action(repo.path, runner_temp, "pull_request", pull_request(repo))
     assert out.code == 1
     summary = out.summary
     # The header: one human line, no Python repr.
@@ -265,9 +268,7 @@ def test_the_summary_marks_a_stale_review_and_shows_its_notes(repo: Repo, runner
     repo.write("src/a.py", "a = 2\n")
     repo.git("add", "-A")
     repo.git("commit", "-qm", "Changed after the review", "--no-verify")
-    payload = {"pull_request": {"base": {"sha": sha(repo, "main"), "ref": "main"},
-                                "head": {"sha": sha(repo, "feature")}}}  # fmt: skip
-    out = run_action(repo.path, runner_temp, "pull_request", payload)
+    out = run_action(repo.path, runner_temp, "pull_request", pull_request(repo))
     assert out.code == 1
     line = next(x for x in out.summary.splitlines() if x.startswith("**Review**"))
     assert "PASS&#95;WITH&#95;NOTES by Rae" in line and "— **stale**: " in line, line
@@ -283,14 +284,8 @@ def test_the_summary_marks_a_stale_review_and_shows_its_notes(repo: Repo, runner
 def test_with_reverify_the_summary_says_the_rerun_decides(repo: Repo, runner_temp: Path) -> None:
     """`reverify`: the commands' run in the job decides, and the summary says so above the
     recorded evidence (which, in a fresh clone, is "not in this clone")."""
-    planned_branch(adopted_main(repo))
-    verified_work(repo, reviewer="Rae")
-    assert repo.cli("complete").exit_code == 0
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "complete")
-    payload = {"pull_request": {"base": {"sha": sha(repo, "main"), "ref": "main"},
-                                "head": {"sha": sha(repo, "feature")}}}  # fmt: skip
-    out = run_action(repo.path, runner_temp, "pull_request", payload, reverify="true")
+    completed_branch(repo)
+    out = run_action(repo.path, runner_temp, "pull_request", pull_request(repo), reverify="true")
     assert out.code == 0, out.stdout
     assert "the commands ran again in this job (`reverify`) and passed" in out.summary
     assert "<details><summary>Recorded evidence: " in out.summary
