@@ -819,12 +819,13 @@ def _on_stop(sid: str | None, active: bool, location: Any) -> Decision:
 def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tuple[str, str, str]], str, str | None]:
     """Every finding Stop reports, the reason that says them, and where the commits were
     judged from (`start`, else the fork point; None when there is neither)."""
-    from harness_gate import git  # noqa: PLC0415
+    from harness_gate import fingerprints, git  # noqa: PLC0415
 
     root = location.toplevel
     paths, artifacts, walked = [], [], set()
     common: list[str | None] = []
-    for xy, path in git.status_records(root, ignore_files=True):
+    records = git.status_records(root, ignore_files=True)
+    for xy, path in records:
         if xy == "??" and path.endswith("/"):
             # A folder git does not descend into holds a `.git`: a linked worktree of this
             # repository (EnterWorktree's) is no change of this tree; it is judged in itself.
@@ -848,7 +849,8 @@ def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tup
     if artifacts:
         blocking.extend(_artifact_findings(location, cfg, artifacts))
     one = plan if plan is not None and ", " not in plan else None  # the plan `check --staged` chose: not asked again
-    stale = _stale_evidence(root, one) if cfg.evidence_stages and (paths or artifacts) else []
+    untracked = fingerprints.untracked_listed(records)
+    stale = _stale_evidence(root, one, untracked) if cfg.evidence_stages and (paths or artifacts) else []
     base = start if start is not None else git.fork_point(root, cfg.base_branch, location.head)
     committed = _commit_findings(location, base) if base is not None and base != location.head else []
     parts = []
@@ -922,10 +924,13 @@ def _artifact_findings(location: Any, cfg: Any, changes: Sequence[Any]) -> list[
     return [(f.code, f.path, f.message) for f in found]
 
 
-def _stale_evidence(root: Path, plan_id: str | None = None) -> list[tuple[str, str, str]]:
+def _stale_evidence(
+    root: Path, plan_id: str | None = None, untracked: Sequence[str] | None = None
+) -> list[tuple[str, str, str]]:
     """Evidence of the plan this branch works under (`plan_id`, when the caller knows it)
     that is not fresh for the work tree (as `harness-gate status` reports it), when the
-    configuration asks for evidence."""
+    configuration asks for evidence. `untracked`: the untracked files the work tree's
+    listing found, when it found nothing `add -A` would stage otherwise."""
     from harness_gate import artifacts_tree, evidence, fingerprints, freshness, governance, lifecycle, plans  # noqa: PLC0415
     from harness_gate.errors import HarnessGateError  # noqa: PLC0415
 
@@ -942,7 +947,7 @@ def _stale_evidence(root: Path, plan_id: str | None = None) -> list[tuple[str, s
     # The work tree's fingerprint (a `git add -A` into a copy of the index, as costly as a
     # second status) is compared with records only: with none, every command is missing.
     logged = rel in snap.logs or bool(snap.files.get(rel))
-    tree = fingerprints.fingerprint_worktree(root, snap.config) if logged else ""
+    tree = fingerprints.fingerprint_worktree(root, snap.config, untracked=untracked) if logged else ""
     fresh, _ = freshness.state_freshness(snap, folder, life, tree)
     return [
         (

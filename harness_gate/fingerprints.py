@@ -25,12 +25,32 @@ def _strip(root: Path, tree: str, cfg: Config) -> str:
     return git.tree_without(root, tree, cfg.artifacts_dir.split("/"))
 
 
-def fingerprint_worktree(root: Path, cfg: Config, kept: Sequence[str] = ()) -> str:
+def fingerprint_worktree(
+    root: Path, cfg: Config, kept: Sequence[str] = (), *, untracked: Sequence[str] | None = None
+) -> str:
     """`kept`: untracked files matching `verify_outputs` that are inputs all the same (see
-    `Inputs`): part of the fingerprint."""
+    `Inputs`): part of the fingerprint. `untracked`: the untracked files a `git status` of
+    this moment listed (see `git.worktree_tree`)."""
     # The artifacts root is removed from the fingerprint anyway: not staging it keeps a
     # long evidence log from being read at all.
-    return _strip(root, git.worktree_tree(root, cfg.artifacts_dir, cfg.verify_outputs, kept), cfg)
+    tree = git.worktree_tree(root, cfg.artifacts_dir, cfg.verify_outputs, kept, untracked=untracked)
+    return _strip(root, tree, cfg)
+
+
+def untracked_listed(records: Sequence[tuple[str, str]]) -> list[str] | None:
+    """The untracked files of a work tree's listing (`git.status_records(...,
+    ignore_files=True)`), for its fingerprint to take by name instead of walking every
+    folder again; None where the listing says other than what `add -A` stages: a folder
+    git does not enter (a repository of its own), or an ignore file, which the listing
+    shows even when it ignores itself."""
+    out = []
+    for xy, path in records:
+        if xy != "??":
+            continue
+        if path.endswith("/") or path.rsplit("/", 1)[-1] == ".gitignore":
+            return None
+        out.append(path)
+    return out
 
 
 def _stamp(path: Path) -> tuple[int, ...] | None:

@@ -262,20 +262,44 @@ def _filters_off(root: Path) -> dict[str, str]:
     return env
 
 
-def worktree_tree(root: Path, exclude: str | None = None, outputs: Sequence[str] = (), kept: Sequence[str] = ()) -> str:
+def worktree_tree(
+    root: Path,
+    exclude: str | None = None,
+    outputs: Sequence[str] = (),
+    kept: Sequence[str] = (),
+    *,
+    untracked: Sequence[str] | None = None,
+) -> str:
     """The tree of the work tree: tracked files as they are on disk, plus untracked files
     that are not ignored, as `git add -A` would stage them with every filter driver off
     (Git LFS's standard one aside, see `_filters_off`). `exclude` (a directory) is left as
     the index has it: its files are not even read. Untracked files matching `outputs`
     (boundary-dialect patterns) are left out like ignored ones, but for those `kept` names
-    (outputs that are inputs: no command wrote them); tracked ones never are."""
+    (outputs that are inputs: no command wrote them); tracked ones never are.
+
+    `untracked`: every untracked file that is not ignored, as a `git status` of the same
+    moment listed them (files only). With it, and no `outputs`, the untracked folders are
+    not walked a second time: tracked files come in through `add -u` and the listed ones
+    by name, which stages what `add -A` stages (tests/test_fingerprints.py holds the two
+    to the same tree)."""
     no_filters = _filters_off(root)
     kept = [p for p in kept if os.path.lexists(root / p)]
+    named = None
+    if untracked is not None and not outputs:
+        skipped = f"{exclude}/" if exclude else None
+        named = [p for p in untracked if not (skipped and (p + "/").startswith(skipped))]
 
     def work(env: dict[str, str]) -> str:
         env = {**env, **no_filters}
         spec = _worktree_spec(exclude, outputs)
-        run(["add", "-A", "--", *spec], cwd=root, env=env)
+        if named is None:
+            run(["add", "-A", "--", *spec], cwd=root, env=env)
+        else:
+            run(["add", "-u", "--", *spec], cwd=root, env=env)
+            if named:
+                # `--remove`: a file gone since the listing is not in the tree, as with `add -A`.
+                names = b"".join(os.fsencode(p) + b"\0" for p in named)
+                run(["update-index", "--add", "--remove", "-z", "--stdin"], cwd=root, env=env, stdin=names)
         if outputs:
             # What the excluding pathspecs held back from tracked files comes in: only
             # untracked outputs are left out.
