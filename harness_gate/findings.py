@@ -212,6 +212,12 @@ RULES: dict[str, Rule] = _rules(
         "them, ignore them (`.git/info/exclude` for this clone only), or name them in `verify_outputs`; then verify.",
     ),
     Rule(
+        "HG311",
+        "a repository without a commit in the work tree",
+        "git cannot add a repository of its own that has no commit: make a commit in it, move it out of the work "
+        "tree, or ignore it (`.git/info/exclude` for this clone only), then try again.",
+    ),
+    Rule(
         "HG320",
         "evidence is another plan's",
         "A record counts only in the log of the plan it names (a copy from another plan's log, even one whose "

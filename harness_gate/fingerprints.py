@@ -15,7 +15,7 @@ from pathlib import Path
 
 from harness_gate import git
 from harness_gate.config import Config
-from harness_gate.errors import Refused
+from harness_gate.errors import GitError, Refused
 from harness_gate.findings import Finding, Severity, finding
 
 SHOWN_FILES = 8
@@ -33,8 +33,25 @@ def fingerprint_worktree(
     this moment listed (see `git.worktree_tree`)."""
     # The artifacts root is removed from the fingerprint anyway: not staging it keeps a
     # long evidence log from being read at all.
-    tree = git.worktree_tree(root, cfg.artifacts_dir, cfg.verify_outputs, kept, untracked=untracked)
+    try:
+        tree = git.worktree_tree(root, cfg.artifacts_dir, cfg.verify_outputs, kept, untracked=untracked)
+    except GitError:
+        _refuse_unborn(root)
+        raise
     return _strip(root, tree, cfg)
+
+
+def _refuse_unborn(root: Path) -> None:
+    """Refused (HG311) when a repository of its own without a commit sits untracked in the
+    work tree: `git add -A` fails on it ("adding files failed"), so no fingerprint exists.
+    Asked only once staging has failed: it says why, where git's own message does not."""
+    for xy, path in git.status_records(root):
+        if xy == "??" and path.endswith("/") and git.resolve(root / path, "HEAD") is None:
+            raise Refused(
+                "HG311", path.rstrip("/"),
+                f"`{path}` is a repository of its own with no commit: git cannot add it, so the work tree has "
+                "no fingerprint",
+            )  # fmt: skip
 
 
 def untracked_listed(records: Sequence[tuple[str, str]]) -> list[str] | None:

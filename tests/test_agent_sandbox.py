@@ -136,7 +136,8 @@ def test_status_names_sandbox_rules_the_boundary_has_left_behind(gated: Repo) ->
     assert "sandbox:" not in gated.cli("status").output
     res = gated.cli("plan", "amend", "--add-boundary", "docs/**")
     assert res.exit_code == 0, res.output
-    gated.approve()
+    said = gated.approve().output  # the approval that moves the boundary says so at once
+    assert "then: run `harness-gate agent-sandbox`" in said and ".codex/config.toml" in said, said
     gated.git("add", "-A")
     gated.git("commit", "-qm", "amend", "--no-verify")
     out = gated.cli("status").output

@@ -93,6 +93,20 @@ def test_fingerprint_is_reproducible_with_plumbing(planned: Repo) -> None:
     assert planned.git("diff", "--cached", "--name-only") == b""  # the real index was not touched
 
 
+def test_a_repository_without_a_commit_in_the_work_tree_is_named(planned: Repo) -> None:
+    """`git add -A` fails on it with "adding files failed" and nothing more: the fingerprint
+    says which folder, and what to do (HG311, a finding, not a git error)."""
+    planned.git("init", "-q", "src/empty")
+    for args in (("verify",), ("status",)):
+        res = planned.cli(*args)
+        assert res.exit_code == 1, res.output
+        assert "HG311" in res.output and "src/empty" in res.output and "HG903" not in res.output
+    planned.write("src/empty/x.py", "x\n")
+    planned.git("-C", "src/empty", "add", "x.py")
+    planned.git("-C", "src/empty", "commit", "-qm", "first")
+    assert "HG311" not in planned.cli("status").output
+
+
 # -- verify and freshness --------------------------------------------------------------------
 
 

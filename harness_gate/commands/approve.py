@@ -14,7 +14,7 @@ from harness_gate import artifacts_tree, fsutil, git, governance, lifecycle, pla
 from harness_gate import report as report_mod
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.artifacts.parse import parse_artifact
-from harness_gate.errors import Refused, not_enough_history, usage
+from harness_gate.errors import HarnessGateError, Refused, not_enough_history, usage
 from harness_gate.report import Report
 
 
@@ -86,8 +86,26 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
             # A new artifact is untracked: `git commit -a` would leave it out, and the
             # approval would then name bytes the commit does not hold.
             f"next: commit both: git add {path} {folder.path}/approvals.jsonl && git commit",
+            *_sandbox_line(root),
         ),
     )
+
+
+def _sandbox_line(root: Path) -> list[str]:
+    """The agent's sandbox rules follow the approved boundary: the one that moved now
+    leaves them behind until `agent-sandbox` writes them again (`status` says so too)."""
+    from harness_gate.commands import agent_sandbox  # noqa: PLC0415
+
+    try:
+        stale = agent_sandbox.stale(root)
+    except (OSError, HarnessGateError):
+        stale = ["the agent sandbox rules"]  # not readable: not known to hold
+    if not stale:
+        return []
+    return [
+        f"then: run `harness-gate agent-sandbox` and restart the agent: {', '.join(stale)} still hold the boundary "
+        "approved before"
+    ]
 
 
 def _what_is_approved(art: Artifact) -> list[str]:

@@ -104,8 +104,8 @@ def status(cwd: Path, plan_id: str | None) -> Report:
     data["agent_sandbox_stale"] = stale = agent_sandbox.stale(root)
     if stale:
         lines.append(
-            f"sandbox:    {', '.join(stale)} no longer match the approved boundary: run `harness-gate agent-sandbox` "
-            "and restart the agent"
+            f"sandbox:    the rules in {', '.join(stale)} are not what the approved boundary and the tree ask for now: "
+            "run `harness-gate agent-sandbox` and restart the agent"
         )
     return Report("status", tuple(found), data, lines=tuple(lines))
 
