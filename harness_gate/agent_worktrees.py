@@ -9,7 +9,8 @@ worktree, and Stop does not count the folder as a change of the main tree.
 A folder is such a worktree when its `.git` is a file naming a git directory
 (`gitdir: ...`) whose `commondir` leads to the project's own git directory, and whose
 `gitdir` file leads back to this folder (what `git worktree add` writes both ways; git's own
-files, which the agent hook never lets a tool write). Read from the file system alone: no
+files, which the agent hook never lets a tool write), and which lies where git keeps them,
+`<common>/worktrees/<name>`. Read from the file system alone: no
 git process on the hook's path. docs/agents.md, "Which repository".
 """
 
@@ -64,6 +65,11 @@ def linked(project_common: str, folder: Path) -> bool:
     directory is `project_common` (its `.git` file and git's back-link agree)."""
     gitdir = _gitdir(folder)
     if gitdir is None or common_dir(folder) != project_common:
+        return False
+    # Where git itself keeps a linked worktree's git directory (`<common>/worktrees/<name>`),
+    # which no tool of the agent may write: one made elsewhere by hand, with the same three
+    # pointer files, is a repository of its own.
+    if os.path.dirname(os.path.realpath(gitdir)) != os.path.join(project_common, "worktrees"):
         return False
     back = _pointer(gitdir / "gitdir")
     return back is not None and os.path.realpath(back) == os.path.realpath(folder / ".git")

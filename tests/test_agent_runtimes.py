@@ -231,6 +231,23 @@ def test_a_repository_nested_by_hand_is_still_denied(gated: Repo) -> None:
     assert kind == "deny" and "nested in this one" in reason
 
 
+def test_a_worktree_faked_outside_git_s_own_folder_is_a_nested_repository(gated: Repo, tmp_path: Path) -> None:
+    """The three pointer files a linked worktree has (`.git`, `commondir`, the back-link
+    `gitdir`), made by hand in a folder of the agent's choosing: not where git keeps a
+    worktree's git directory (`<common>/worktrees/<name>`), so not a worktree."""
+    fake = gated.path / "src/fake"
+    fake.mkdir(parents=True)
+    gitdir = tmp_path / "fake-gitdir"
+    gitdir.mkdir()
+    (gitdir / "commondir").write_text(f"{gated.path / '.git'}\n")
+    (gitdir / "gitdir").write_text(f"{fake / '.git'}\n")
+    (gitdir / "HEAD").write_text("ref: refs/heads/main\n")
+    (fake / ".git").write_text(f"gitdir: {gitdir}\n")
+    write = recorded("claude-PreToolUse-Write", gated.path, input__file_path=str(fake / "x.py"))
+    kind, reason = verdict("claude", write, gated.path)
+    assert kind == "deny" and "nested in this one" in reason
+
+
 # -- tool lists ------------------------------------------------------------------------------------
 
 
