@@ -773,13 +773,25 @@ def on_stop(payload: dict[str, Any]) -> Decision:
     # is located (a foreign `commondir` refused first, HG909). Not read, it is discarded.
     # The session's work tree: the linked worktree its `cwd` is in (EnterWorktree), else the project.
     cwd = payload.get("cwd")
-    where = _judged_in(_project(), Path(cwd), [("x", "M")]) if isinstance(cwd, str) and "\0" not in cwd else _project()
+    project = _project()
+    where = _judged_in(project, Path(cwd), [("x", "M")]) if isinstance(cwd, str) and "\0" not in cwd else project
     location = git.locate(where)
     git.prefetch_status_records(location.toplevel, ignore_files=True)
     try:
-        return _on_stop(sid, active, location)
+        decision = _on_stop(sid, active, location)
     finally:
         git.discard_started()
+    if where == project or decision.kind == "block":
+        return decision
+    # The session moved into a linked worktree; the main tree is judged as well, as Stop
+    # judges it without one: a worktree the agent made itself (`git worktree add`) is no
+    # way to end a session with its changes of the main tree unjudged. Each tree keeps its
+    # own session record (under its own git directory).
+    try:
+        main = _on_stop(sid, active, git.locate(project))
+    finally:
+        git.discard_started()
+    return main if main.kind == "block" or decision.kind == "none" else decision
 
 
 def _on_stop(sid: str | None, active: bool, location: Any) -> Decision:

@@ -220,6 +220,16 @@ def test_stop_does_not_count_the_worktree_folder_and_judges_the_worktree(gated: 
     assert ".claude/worktrees" not in out["reason"]
 
 
+@pytest.mark.slow
+def test_stop_in_a_worktree_judges_the_main_tree_too(gated: Repo, worktree: Path) -> None:
+    """An agent that made a worktree itself and moved into it leaves the main tree's
+    changes no less judged."""
+    gated.write("other.py", "x = 4\n")  # outside the boundary, in the main tree
+    in_worktree = recorded("claude-Stop-none", gated.path, cwd=str(worktree), session_id="wt-main")
+    _, out, _ = hook("claude", in_worktree, gated.path, project=gated.path)
+    assert out is not None and out["decision"] == "block" and "`other.py`" in out["reason"], out
+
+
 def test_a_repository_nested_by_hand_is_still_denied(gated: Repo) -> None:
     nested = gated.path / "src/vendor"
     nested.mkdir(parents=True)
