@@ -69,7 +69,7 @@ def linked(project_common: str, folder: Path) -> bool:
     # Where git itself keeps a linked worktree's git directory (`<common>/worktrees/<name>`),
     # which no tool of the agent may write: one made elsewhere by hand, with the same three
     # pointer files, is a repository of its own.
-    if os.path.dirname(os.path.realpath(gitdir)) != os.path.join(project_common, "worktrees"):
+    if Path(os.path.realpath(gitdir)).parent != Path(project_common) / "worktrees":
         return False
     back = _pointer(gitdir / "gitdir")
     return back is not None and os.path.realpath(back) == os.path.realpath(folder / ".git")

@@ -37,6 +37,11 @@ CLAUDE_MANAGED = (
     Path("/etc/claude-code/managed-settings.json"),
     Path("/Library/Application Support/ClaudeCode/managed-settings.json"),
 )
+# Codex's machine layers, the stronger first: the managed (policy) file, then the system
+# config; the user's `$CODEX_HOME/config.toml` and the project's `.codex/config.toml`
+# (read in a trusted project) lie between them: managed > project > user > system.
+CODEX_MANAGED = (Path("/etc/codex/managed_config.toml"),)
+CODEX_SYSTEM = (Path("/etc/codex/config.toml"),)
 GEMINI_SYSTEM = (Path("/etc/gemini-cli/settings.json"), Path("/Library/Application Support/GeminiCli/settings.json"))
 
 
@@ -48,6 +53,8 @@ class Homes:
     claude: Path  # CLAUDE_CONFIG_DIR, or ~/.claude
     gemini: Path  # ~/.gemini
     claude_managed: tuple[Path, ...] = CLAUDE_MANAGED
+    codex_managed: tuple[Path, ...] = CODEX_MANAGED
+    codex_system: tuple[Path, ...] = CODEX_SYSTEM
     gemini_system: tuple[Path, ...] = GEMINI_SYSTEM
     path: str = ""  # PATH, as a runtime started from here inherits it
 
@@ -209,8 +216,11 @@ def codex(root: Path, homes: Homes, events: Sequence[str], command: str, rel: st
             f"Trust the project: start `codex` here and answer its trust prompt, or `codex exec --trust`, or add "
             f'`[projects.{json.dumps(str(root))}] trust_level = "trusted"` to {shown}.',
         ))  # fmt: skip
-    if _table(config, "features").get("hooks") is False or _table(config, "features").get("codex_hooks") is False:
-        found.append(_finding("HG911", shown, f"hooks are switched off in {shown} (`[features] hooks = false`)"))
+    switched = _codex_hooks_setting(root, homes, config_path, config, trusted=trust == "trusted")
+    if isinstance(switched, Finding):
+        return RuntimeReport("codex", rel, False, (switched,))
+    if switched is not None:
+        found.append(_finding("HG911", switched, f"hooks are switched off in {switched} (`[features] hooks = false`)"))
     state = _table(config, "hooks", "state")
     hooks_file = str(root / rel)
     trusted: list[dict[str, Any]] = []
@@ -251,6 +261,33 @@ def codex(root: Path, homes: Homes, events: Sequence[str], command: str, rel: st
     facts["hooks"] = trusted
     found += _timeouts(project, events, command, rel) + _on_path("codex", command, homes)
     return RuntimeReport("codex", rel, not any(f.blocks for f in found), tuple(found), facts, tuple(advice))
+
+
+def _codex_hooks_setting(
+    root: Path, homes: Homes, user_path: Path, user: Mapping[str, Any] | None, *, trusted: bool
+) -> str | Finding | None:
+    """The layer that switches Codex's hooks off (`[features] hooks = false`, or the older
+    `codex_hooks`), where the strongest layer that says anything says off; None when none
+    does. Layers, the stronger first: managed, the project's (read only in a trusted
+    project), the user's, the system's. A layer that cannot be read is HG913."""
+    layers: list[tuple[Path, Mapping[str, Any] | None]] = []
+    for path in (*homes.codex_managed, root / ".codex/config.toml", user_path, *homes.codex_system):
+        if path == user_path:
+            layers.append((path, user))
+            continue
+        if path == root / ".codex/config.toml" and not trusted:
+            continue
+        try:
+            layers.append((path, read_toml(path)))
+        except Unreadable as exc:
+            shown = _shown(root, path)
+            return _finding("HG913", shown, f"{shown} {exc}")
+    for path, doc in layers:
+        features = _table(doc, "features")
+        said = [features.get(k) for k in ("hooks", "codex_hooks") if isinstance(features.get(k), bool)]
+        if said:
+            return None if all(said) else _shown(root, path)
+    return None
 
 
 # -- Claude Code --------------------------------------------------------------------------------

@@ -37,6 +37,8 @@ def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> doctor.Homes:
     return doctor.Homes(
         codex=tmp_path / "codex-home", claude=tmp_path / "claude-home", gemini=tmp_path / "gemini-home",
         claude_managed=(tmp_path / "managed/managed-settings.json",),
+        codex_managed=(tmp_path / "codex-managed/managed_config.toml",),
+        codex_system=(tmp_path / "codex-system/config.toml",),
         gemini_system=(tmp_path / "gemini-system/settings.json",), path=str(bin_dir),
     )  # fmt: skip
 
@@ -133,6 +135,28 @@ def test_codex_hooks_switched_off_or_disabled(repo: Repo, homes: doctor.Homes) -
     assert "is switched off" in doctor_report(repo.path, homes=homes).findings[0].message
     config.write_text("[features]\nhooks = false\n" + text)
     assert "`[features] hooks = false`" in doctor_report(repo.path, homes=homes).findings[0].message
+
+
+def test_codex_hooks_switched_off_in_any_layer_codex_reads(repo: Repo, homes: doctor.Homes) -> None:
+    """The strongest layer that says anything decides: managed, then the project's own
+    `.codex/config.toml` (a trusted project's), then the user's, then the system's."""
+    _init(repo, "codex")
+    _trust_codex(repo, homes)
+    off, on = "[features]\nhooks = false\n", "[features]\nhooks = true\n"
+    project = repo.path / ".codex/config.toml"
+    for path in (project, homes.codex_managed[0], homes.codex_system[0]):
+        _write(path, off)
+        report = doctor_report(repo.path, homes=homes)
+        assert [f.code for f in report.findings] == ["HG911"]
+        assert "`[features] hooks = false`" in report.findings[0].message
+        assert report.findings[0].path in (str(path), ".codex/config.toml")
+        assert report.exit_code != 0
+        path.unlink()
+    _write(homes.codex_system[0], off)
+    _write(project, on)  # the project's layer is the stronger
+    assert not doctor_report(repo.path, homes=homes).findings
+    _write(homes.codex_managed[0], off)  # and managed stronger still
+    assert doctor_report(repo.path, homes=homes).findings[0].path == str(homes.codex_managed[0])
 
 
 def test_codex_home_from_the_environment(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
