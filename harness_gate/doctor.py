@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness_gate import hooks
 from harness_gate.findings import RULES, Finding, Severity
 
 MAX_SETTINGS = 16 << 20  # bytes read of one settings file: a bound, far above any real one
@@ -160,6 +162,62 @@ def ours(handler: Mapping[str, Any], command: str) -> bool:
     return handler.get("command") == command
 
 
+# A tool of each kind the runtime's matcher must route to the hook (hooks.AGENT_MATCHER).
+_ROUTED = {
+    "claude": ("Write", "Edit", "NotebookEdit", "Bash", "mcp__server__tool"),
+    "codex": ("apply_patch", "Bash", "mcp__server__tool"),
+    "gemini": ("write_file", "replace", "run_shell_command", "mcp_server_tool"),
+}
+
+
+def _routes(matcher: str | None, tool: str) -> bool:
+    """Whether a group's matcher sends `tool` to its hooks: none, empty or `*` sends every
+    tool; otherwise the runtimes match it as a regular expression on the whole name."""
+    if matcher is None or matcher in ("", "*"):
+        return True
+    try:
+        return re.fullmatch(matcher, tool) is not None
+    except re.error:
+        return False  # a matcher the runtime cannot use either routes nothing known
+
+
+def entry_problem(runtime: str, event: str, matcher: str | None, handler: Mapping[str, Any]) -> str | None:
+    """Why an entry that names the hook's command still does not guard the agent's writes;
+    None when it does. The whole entry counts: a hook run asynchronously is not waited for,
+    a prompt or agent hook runs no command, and a matcher that leaves a writing tool out
+    lets that tool through unasked."""
+    kind = handler.get("type", "command")
+    if kind != "command":
+        return f"is of type `{kind}`, which runs no command"
+    if handler.get("async") is True:
+        return "runs asynchronously (`async: true`): its answer is not waited for"
+    if event in hooks.TOOL_EVENTS:
+        missed = [t for t in _ROUTED.get(runtime, ()) if not _routes(matcher, t)]
+        if missed:
+            return f"has the matcher `{matcher}`, which does not route {', '.join(missed)} to it"
+    return None
+
+
+def _judged_entries(
+    runtime: str, doc: Mapping[str, Any] | None, events: Sequence[str], command: str, rel: str
+) -> list[Finding]:
+    """HG911 for each event whose entries of the hook all fail `entry_problem`, and the
+    missing entries (`_no_entry`)."""
+    found = []
+    for event in events:
+        mine = [(m, h) for _, _, m, h in handlers(doc, event) if ours(h, command)]
+        if not mine:
+            found.append(_no_entry(rel, event, command, runtime))
+            continue
+        problems = [entry_problem(runtime, event, m, h) for m, h in mine]
+        if all(problems):
+            found.append(_finding(
+                "HG911", rel, f"the {event} hook in {rel} {problems[0]}: it does not guard the agent",
+                f"Run `harness-gate init --agent {runtime}` again, or fix the entry by hand.",
+            ))  # fmt: skip
+    return found
+
+
 def runs(doc: Mapping[str, Any] | None, command: str) -> bool:
     """Whether a hooks file runs `command` under any event (what `init --agent` wrote)."""
     return any(ours(h, command) for event in _table(doc, "hooks") for _, _, _, h in handlers(doc, str(event)))
@@ -229,6 +287,12 @@ def codex(root: Path, homes: Homes, events: Sequence[str], command: str, rel: st
         mine = [(gi, hi, m, h) for gi, hi, m, h in handlers(project, event) if ours(h, command)]
         if not mine:
             found.append(_no_entry(rel, event, command, "codex"))
+        problems = [entry_problem("codex", event, m, h) for _, _, m, h in mine]
+        if mine and all(problems):
+            found.append(_finding(
+                "HG911", rel, f"the {event} hook in {rel} {problems[0]}: it does not guard the agent",
+                "Run `harness-gate init --agent codex` again, or fix the entry by hand.",
+            ))  # fmt: skip
         for gi, hi, matcher, handler in mine:
             key = f"{hooks_file}:{CODEX_LABELS.get(event, event.lower())}:{gi}:{hi}"
             want = codex_hash(event, matcher, handler)
@@ -308,7 +372,11 @@ def claude(root: Path, homes: Homes, events: Sequence[str], command: str, rel: s
             shown = _shown(root, path)
             return RuntimeReport("claude", rel, False, (_finding("HG913", shown, f"{shown} {exc}"),))
     managed = [(name, doc) for name, doc in docs.items() if name.startswith("managed") and doc is not None]
-    in_managed = any(ours(h, command) for _, doc in managed for _, _, _, h in handlers(doc, "PreToolUse"))
+    in_managed = any(
+        ours(h, command) and entry_problem("claude", "PreToolUse", m, h) is None
+        for _, doc in managed
+        for _, _, m, h in handlers(doc, "PreToolUse")
+    )
     found: list[Finding] = []
     for (name, path), doc in zip(layers, docs.values(), strict=True):
         if doc is not None and doc.get("disableAllHooks") is True:
@@ -326,8 +394,7 @@ def claude(root: Path, homes: Homes, events: Sequence[str], command: str, rel: s
             "Install the hook in the managed settings: `harness-gate agent-sandbox --managed` prints them.",
         ))  # fmt: skip
     if not in_managed:
-        found += [_no_entry(rel, event, command, "claude") for event in events
-                  if not any(ours(h, command) for _, _, _, h in handlers(docs["project"], event))]  # fmt: skip
+        found += _judged_entries("claude", docs["project"], events, command, rel)
     found += _timeouts(docs["project"], events, command, rel) + _on_path("claude", command, homes)
     facts = {"layers": [_shown(root, p) for (_, p), d in zip(layers, docs.values(), strict=True) if d is not None]}
     return RuntimeReport("claude", rel, not any(f.blocks for f in found), tuple(found), facts)
@@ -367,8 +434,7 @@ def gemini(root: Path, homes: Homes, events: Sequence[str], command: str, rel: s
         disabled = config.get("disabled")
         if isinstance(disabled, list) and command in disabled:
             found.append(_finding("HG911", shown, f"`hooksConfig.disabled` in {shown} names `{command}`"))
-    found += [_no_entry(rel, event, command, "gemini") for event in events
-              if not any(ours(h, command) for _, _, _, h in handlers(docs["project"], event))]  # fmt: skip
+    found += _judged_entries("gemini", docs["project"], events, command, rel)
     trust = _gemini_trust(root, folders)
     if trust == "DO_NOT_TRUST":
         found.append(_finding(

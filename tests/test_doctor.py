@@ -113,7 +113,7 @@ def test_a_changed_codex_hook_needs_trusting_again(repo: Repo, homes: doctor.Hom
     _init(repo, "codex")
     _trust_codex(repo, homes)
     doc = json.loads(repo.read(".codex/hooks.json"))
-    doc["hooks"]["PreToolUse"][0]["matcher"] = "apply_patch|Bash"  # a hand edit, or a newer init
+    doc["hooks"]["PreToolUse"][0]["matcher"] = "apply_patch|Bash|mcp__.*|exec"  # a hand edit, or a newer init
     repo.write(".codex/hooks.json", json.dumps(doc))
     report = doctor_report(repo.path, homes=homes)
     assert codes(report) == ["HG911"]
@@ -121,6 +121,37 @@ def test_a_changed_codex_hook_needs_trusting_again(repo: Repo, homes: doctor.Hom
     key = f"{repo.path}/.codex/hooks.json:pre_tool_use:0:0"
     # The table is there: the advice is to change its hash, never a second table (TOML refuses one).
     assert f"# in [hooks.state.{json.dumps(key)}]: trusted_hash = " in "\n".join(report.lines)
+
+
+@pytest.mark.parametrize("runtime", ["claude", "codex", "gemini"])
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"async": True}, "runs asynchronously"),
+        ({"type": "prompt"}, "of type `prompt`"),
+        ({"matcher": "Read"}, "does not route"),
+        ({"matcher": "Write|Edit|apply_patch|write_file"}, "does not route"),
+    ],
+)
+def test_an_entry_that_names_the_hook_but_does_not_guard_is_not_live(
+    repo: Repo, homes: doctor.Homes, runtime: str, change: dict[str, object], said: str
+) -> None:
+    """The whole entry counts, not only its command: the tool event's entry changed by hand."""
+    _init(repo, runtime)
+    if runtime == "codex":
+        _trust_codex(repo, homes)
+    rel = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json", "gemini": ".gemini/settings.json"}[runtime]
+    doc = json.loads(repo.read(rel))
+    event = "BeforeTool" if runtime == "gemini" else "PreToolUse"
+    group = doc["hooks"][event][0]
+    if "matcher" in change:
+        group["matcher"] = change["matcher"]
+    else:
+        group["hooks"][0].update(change)
+    repo.write(rel, json.dumps(doc))
+    report = doctor_report(repo.path, homes=homes, runtimes=(runtime,))
+    mine = [f for f in report.findings if f.code == "HG911" and said in f.message]
+    assert mine and f"the {event} hook in {rel}" in mine[0].message, [f.message for f in report.findings]
 
 
 def test_codex_hooks_switched_off_or_disabled(repo: Repo, homes: doctor.Homes) -> None:
