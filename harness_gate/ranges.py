@@ -289,6 +289,24 @@ class _Line:
         return frozenset(fingerprints.of(self.root, self.cfg, oid) for oid in self.touched.get(plan_id, ()))
 
 
+def _before_the_plan(
+    f: Finding, head_oid: str, base: str | None, state_of: Callable[[str], artifacts_tree.ArtifactsTree]
+) -> Finding:
+    """HG201 "no plan yet" on a commit whose branch holds a plan at its head: the commit came
+    before the plan (a branch opened before the repository adopted the gate, rebased onto the
+    adoption, say). Starting a plan does not clear it; putting the plan first does."""
+    if f.code != "HG201" or not f.message.endswith("there is no plan yet") or f.commit == head_oid:
+        return f
+    if not plans.plan_ids(state_of(head_oid)):
+        return f
+    onto = base[:12] if base else "<base>"
+    return dataclasses.replace(f, hint=(
+        "This commit was made before the branch's plan was committed, and each commit is judged by the plans it "
+        f"holds. Put the plan first: squash the branch onto its base (`git reset --soft {onto}`, then `git commit`), "
+        f"or `git rebase -i {onto}` with the plan's commit moved to the top; then push with `--force-with-lease`."
+    ))  # fmt: skip
+
+
 def judge(
     root: Path,
     listing: Sequence[git.Commit],
@@ -375,7 +393,7 @@ def judge(
         used_here: set[str] = set()
         # The message names the commit for a reader; `commit` carries its full id for tools.
         findings.extend(
-            dataclasses.replace(f, commit=commit.oid)
+            _before_the_plan(dataclasses.replace(f, commit=commit.oid), head_oid, base, state_of)
             for f in gate.check_transition(state, plan_id, prefix=prefix, used=used_here)
         )
         used |= used_here

@@ -440,3 +440,36 @@ def test_help_lists_every_command_without_cutting_it_short(repo: Repo) -> None:
     for sub in (["formats", "--help"], ["review", "--help"], ["plan", "--help"]):
         text = repo.cli(*sub).output
         assert "..." not in text[text.index("Commands:") :] and "seed" not in text
+
+
+@pytest.mark.slow
+def test_a_branch_opened_before_adoption_is_told_to_put_its_plan_first(repo: Repo) -> None:
+    """Rebased onto the adoption, the branch's first commit still predates its plan: HG201 on
+    it at CI, and starting a plan (the rule's own hint) cannot clear it. The hint names what
+    does, and following it passes the authority rules."""
+    repo.write("README.md", "x\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "before")
+    repo.git("checkout", "-qb", "feat")
+    repo.write("src/x.py", "x = 1\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "early work")
+    repo.git("checkout", "-q", "main")
+    assert repo.cli("init").exit_code == 0
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "adopt")
+    repo.git("checkout", "-q", "feat")
+    repo.git("rebase", "-q", "main")
+    res = repo.cli("plan", "new", "feat", "--objective", "o", "--boundary", "src/**", "--verify", f"tests={PY} -c pass")
+    assert res.exit_code == 0, res.output
+    repo.approve()
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "plan")
+    base = repo.git("rev-parse", "main").decode().strip()
+    res = repo.cli("check", "--stage", "ci", "--base", "main")
+    assert "HG201" in res.output and "made before the branch's plan was committed" in res.output, res.output
+    assert f"git reset --soft {base[:12]}" in res.output
+    repo.git("reset", "--soft", base[:12])
+    repo.git("commit", "-qm", "feat: plan and work")
+    res = repo.cli("check", "--stage", "ci", "--base", "main")
+    assert "HG201" not in res.output, res.output
