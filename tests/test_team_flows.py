@@ -104,6 +104,9 @@ def test_a_green_pr_updated_from_main_stays_green_after_any_merge_method(
     team.update_branch("alice/app")
     with own_settings(alice, tmp_path / "alice-home"):
         alice.git("pull", "-q", "--ff-only")
+        # Main's own completed plan came in with the update: the branch's is still the one
+        # `status` and `verify` find, without `--plan` (the solo flow of issue 23).
+        assert json.loads(alice.hg("status", "--format", "json").stdout)["data"]["plan"] == "app"
         alice.hg("verify")
         alice.commit("Evidence for the updated branch")
         alice.git("push", "-q", "origin", "HEAD")
