@@ -95,16 +95,18 @@ def _finding(code: str, path: str, message: str, hint: str = "") -> Finding:
 
 
 def _read(path: Path) -> bytes | None:
+    """A settings file's bytes; None when there is none. A FIFO (which would wait forever for
+    a writer), a device or a file over the cap cannot be read: HG913, never a hang."""
+    from harness_gate import fsutil  # noqa: PLC0415
+
     try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_SETTINGS + 1)
+        return fsutil.read_regular(path, MAX_SETTINGS, what="settings file")
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise Unreadable(f"cannot be read ({exc.strerror})") from None
-    if len(data) > MAX_SETTINGS:
-        raise Unreadable(f"is larger than {MAX_SETTINGS >> 20} MiB")
-    return data
+    except ValueError:
+        raise Unreadable(f"is not a regular file of at most {MAX_SETTINGS >> 20} MiB") from None
 
 
 def read_json(path: Path) -> dict[str, Any] | None:

@@ -190,6 +190,14 @@ def test_codex_hooks_switched_off_in_any_layer_codex_reads(repo: Repo, homes: do
     assert doctor_report(repo.path, homes=homes).findings[0].path == str(homes.codex_managed[0])
 
 
+def test_a_settings_file_that_is_a_fifo_is_unreadable_not_a_hang(repo: Repo, homes: doctor.Homes) -> None:
+    _init(repo, "claude")
+    homes.claude.mkdir(parents=True)
+    os.mkfifo(homes.claude / "settings.json")  # no writer: an ordinary read would wait forever
+    report = doctor_report(repo.path, homes=homes)
+    assert [f.code for f in report.findings] == ["HG913"] and "not a regular file" in report.findings[0].message
+
+
 def test_codex_home_from_the_environment(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "elsewhere"))
     assert doctor.Homes.from_environment().codex == tmp_path / "elsewhere"
