@@ -36,7 +36,9 @@ PATCH_TOOLS = frozenset({"apply_patch"})
 SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "run_shell_command"})
 # Gemini CLI's event names, as the hook judges them.
 GEMINI_EVENTS = {"BeforeTool": "PreToolUse", "AfterAgent": "Stop"}
-MCP_PREFIX = "mcp__"  # both runtimes name an MCP server's tools `mcp__<server>__<tool>`
+# Claude Code and Codex name an MCP server's tools `mcp__<server>__<tool>`, Gemini CLI
+# `mcp_<server>_<tool>`: no built-in tool of any of them starts so.
+MCP_PREFIX = "mcp_"
 # Tools that write nothing in the work tree: let through without a look.
 READ_ONLY = frozenset({
     # Claude Code 2.1.197. Agent, Workflow and Skill run tools of their own, each through

@@ -241,6 +241,14 @@ def test_a_repository_nested_by_hand_is_still_denied(gated: Repo) -> None:
     assert kind == "deny" and "nested in this one" in reason
 
 
+def test_a_gemini_mcp_tool_is_judged_as_an_mcp_tool(gated: Repo) -> None:
+    """Gemini CLI names them `mcp_<server>_<tool>`: not an unknown tool, an MCP one, which
+    a human would decide; Gemini cannot ask from a hook, so it is denied as MCP."""
+    call = recorded("gemini-BeforeTool-write_file", gated.path, tool_name="mcp_files_write", tool_input={"x": 1})
+    kind, reason = verdict("gemini", call, gated.path)
+    assert kind == "deny" and "MCP tool `mcp_files_write`" in reason and "does not know the tool" not in reason
+
+
 def test_a_worktree_faked_outside_git_s_own_folder_is_a_nested_repository(gated: Repo, tmp_path: Path) -> None:
     """The three pointer files a linked worktree has (`.git`, `commondir`, the back-link
     `gitdir`), made by hand in a folder of the agent's choosing: not where git keeps a
