@@ -863,8 +863,11 @@ def _stop_findings(location: Any, cfg: Any, start: str | None) -> tuple[list[tup
     if artifacts:
         blocking.extend(_artifact_findings(location, cfg, artifacts))
     one = plan if plan is not None and ", " not in plan else None  # the plan `check --staged` chose: not asked again
-    untracked = fingerprints.untracked_listed(records)
-    stale = _stale_evidence(root, one, untracked) if cfg.evidence_stages and (paths or artifacts) else []
+    stale = (
+        _stale_evidence(root, one, fingerprints.untracked_listed(records))
+        if cfg.evidence_stages and (paths or artifacts)
+        else []
+    )
     base = start if start is not None else git.fork_point(root, cfg.base_branch, location.head)
     committed = _commit_findings(location, base) if base is not None and base != location.head else []
     parts = []

@@ -285,16 +285,9 @@ def codex(root: Path, homes: Homes, events: Sequence[str], command: str, rel: st
     hooks_file = str(root / rel)
     trusted: list[dict[str, Any]] = []
     advice: list[str] = []
+    found += _judged_entries("codex", project, events, command, rel)
     for event in events:
         mine = [(gi, hi, m, h) for gi, hi, m, h in handlers(project, event) if ours(h, command)]
-        if not mine:
-            found.append(_no_entry(rel, event, command, "codex"))
-        problems = [entry_problem("codex", event, m, h) for _, _, m, h in mine]
-        if mine and all(problems):
-            found.append(_finding(
-                "HG911", rel, f"the {event} hook in {rel} {problems[0]}: it does not guard the agent",
-                "Run `harness-gate init --agent codex` again, or fix the entry by hand.",
-            ))  # fmt: skip
         for gi, hi, matcher, handler in mine:
             key = f"{hooks_file}:{CODEX_LABELS.get(event, event.lower())}:{gi}:{hi}"
             want = codex_hash(event, matcher, handler)
@@ -336,15 +329,11 @@ def _codex_hooks_setting(
     `codex_hooks`), where the strongest layer that says anything says off; None when none
     does. Layers, the stronger first: managed, the project's (read only in a trusted
     project), the user's, the system's. A layer that cannot be read is HG913."""
+    project = [root / ".codex/config.toml"] if trusted else []
     layers: list[tuple[Path, Mapping[str, Any] | None]] = []
-    for path in (*homes.codex_managed, root / ".codex/config.toml", user_path, *homes.codex_system):
-        if path == user_path:
-            layers.append((path, user))
-            continue
-        if path == root / ".codex/config.toml" and not trusted:
-            continue
+    for path in (*homes.codex_managed, *project, user_path, *homes.codex_system):
         try:
-            layers.append((path, read_toml(path)))
+            layers.append((path, user if path == user_path else read_toml(path)))
         except Unreadable as exc:
             shown = _shown(root, path)
             return _finding("HG913", shown, f"{shown} {exc}")

@@ -28,6 +28,8 @@ from harness_gate.artifacts_tree import ArtifactsTree, plans_in
 from harness_gate.branches import Origins
 from harness_gate.errors import HarnessGateError, Refused, usage
 
+# Why no plan governs a change when the state holds no plan at all (ranges.py recognises it).
+NO_PLAN_YET = "there is no plan yet"
 _COMPLETION = re.compile(r"[0-9]{3}-completion\.md\Z")
 
 
@@ -107,7 +109,7 @@ def no_candidate(snap: ArtifactsTree, origins: Origins) -> tuple[str, str, str]:
         return "HG209", f"{plans_dir}/{last}/plan.md", f"plan `{last}` is {state}: it grants no write authority"
     if here:
         return "HG201", plans_dir, f"no plan is open ({len(here)} plans here, each ended by a Completion)"
-    return "HG201", plans_dir, "there is no plan yet"
+    return "HG201", plans_dir, NO_PLAN_YET
 
 
 def for_command(
@@ -139,7 +141,7 @@ def for_command(
     raise Refused(
         "HG201",
         f"{snap.artifacts_dir}/plans",
-        "no plan of this branch is open" if here else "there is no plan yet",
+        "no plan of this branch is open" if here else NO_PLAN_YET,
         "Start one: `harness-gate plan new ID --objective ... --boundary ... --verify ID=COMMAND`.",
     )
 

@@ -295,7 +295,7 @@ def _before_the_plan(
     """HG201 "no plan yet" on a commit whose branch holds a plan at its head: the commit came
     before the plan (a branch opened before the repository adopted the gate, rebased onto the
     adoption, say). Starting a plan does not clear it; putting the plan first does."""
-    if f.code != "HG201" or not f.message.endswith("there is no plan yet") or f.commit == head_oid:
+    if f.code != "HG201" or not f.message.endswith(governance.NO_PLAN_YET) or f.commit == head_oid:
         return f
     if not plans.plan_ids(state_of(head_oid)):
         return f

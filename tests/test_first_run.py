@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import SCOPE_READ, Repo
+from tests.helpers import SCOPE_READ, Repo, adopted_main
 
 PY = Path(sys.executable).as_posix()
 PLACEHOLDER = "FILL_IN: PASS | PASS_WITH_NOTES | REPAIR_REQUIRED | BLOCKED"
@@ -447,18 +447,11 @@ def test_a_branch_opened_before_adoption_is_told_to_put_its_plan_first(repo: Rep
     """Rebased onto the adoption, the branch's first commit still predates its plan: HG201 on
     it at CI, and starting a plan (the rule's own hint) cannot clear it. The hint names what
     does, and following it passes the authority rules."""
-    repo.write("README.md", "x\n")
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "before")
-    repo.git("checkout", "-qb", "feat")
+    adopted_main(repo)
+    repo.git("checkout", "-qb", "feat", "main~1")  # opened before the adoption
     repo.write("src/x.py", "x = 1\n")
     repo.git("add", "-A")
     repo.git("commit", "-qm", "early work")
-    repo.git("checkout", "-q", "main")
-    assert repo.cli("init").exit_code == 0
-    repo.git("add", "-A")
-    repo.git("commit", "-qm", "adopt")
-    repo.git("checkout", "-q", "feat")
     repo.git("rebase", "-q", "main")
     res = repo.cli("plan", "new", "feat", "--objective", "o", "--boundary", "src/**", "--verify", f"tests={PY} -c pass")
     assert res.exit_code == 0, res.output
