@@ -66,6 +66,76 @@ def test_an_evil_merge_is_still_caught_at_push_and_ci(team: Team) -> None:
     assert out.code == 1 and "HG101" in codes(out)
 
 
+# -- a pull or a bare merge that makes a merge commit ------------------------------------------
+
+# `git pull` merges what it fetched (GIT_REFLOG_ACTION `pull ...`, FETCH_HEAD); `git merge`
+# alone merges the branch's configured upstream (GIT_REFLOG_ACTION `merge`, no name).
+PULL_MERGES = {
+    "pull origin main": ("pull", "--no-rebase", "--no-edit", "origin", "main"),
+    "pull from the upstream": ("pull", "--no-rebase", "--no-edit"),
+    "merge from the upstream": ("merge", "--no-edit"),
+}  # fmt: skip
+
+
+def _diverged_from_upstream(team: Team, how: str) -> Clone:
+    """Alice's planned branch and main both moved on; for the commands without a name the
+    branch tracks origin/main. Her branch is not yet fetched up to main for `pull`."""
+    alice = _work_while_main_moves_on(team)
+    if how != "pull origin main":
+        alice.git("branch", "-q", "--set-upstream-to", "origin/main")
+    return alice
+
+
+@pytest.mark.parametrize("how", list(PULL_MERGES))
+def test_a_pull_or_bare_merge_of_main_passes_at_pre_merge_commit(team: Team, how: str) -> None:
+    """`git pull --no-rebase` (with a remote and branch, or from the upstream) and `git
+    merge` alone make a merge commit of main on a planned branch: pre-merge-commit passes it
+    as it passes `git merge origin/main`, and so do pre-push and CI."""
+    alice = _diverged_from_upstream(team, how)
+    res = alice.git(*PULL_MERGES[how], check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert alice.git("log", "-1", "--format=%P").stdout.split()[1] == team.main()  # a merge of main
+    finish(alice, "app")
+    passes(team.ci_pull_request("alice/app"))
+
+
+@pytest.mark.parametrize("how", ["pull origin main", "pull from the upstream"])
+def test_an_evil_pull_merge_is_still_caught_at_push_and_ci(team: Team, how: str) -> None:
+    """A pull whose merge commit also slips in a change outside the boundary (`--no-commit`,
+    then the change, then the commit): the commit hook refuses it; made with `--no-verify`,
+    pre-push refuses it and CI blocks it (HG101)."""
+    alice = _diverged_from_upstream(team, how)
+    alice.git(*PULL_MERGES[how], "--no-commit")
+    alice.write("README.md", "# app, evil\n")
+    alice.git("add", "README.md")
+    refused = alice.git("commit", "--no-edit", check=False)
+    assert refused.returncode == 1 and "HG101" in refused.stdout + refused.stderr
+    alice.git("commit", "--no-verify", "--no-edit")
+    push = alice.git("push", "-u", "origin", "HEAD", check=False)
+    assert push.returncode != 0 and "HG101" in push.stdout + push.stderr
+    alice.git("push", "--no-verify", "-q", "-u", "origin", "HEAD")
+    out = team.ci_pull_request("alice/app")
+    assert out.code == 1 and "HG101" in codes(out)
+
+
+def test_an_evil_pull_merge_amended_is_still_caught_at_push_and_ci(team: Team) -> None:
+    """A clean pull merge passes its hook, then `git commit --amend` adds a file outside
+    the boundary to it: the amend's hook refuses it; with `--no-verify`, pre-push and CI do."""
+    alice = _diverged_from_upstream(team, "pull origin main")
+    alice.git(*PULL_MERGES["pull origin main"])
+    alice.write("README.md", "# app, evil\n")
+    alice.git("add", "README.md")
+    refused = alice.git("commit", "--amend", "--no-edit", check=False)
+    assert refused.returncode == 1 and "HG101" in refused.stdout + refused.stderr
+    alice.git("commit", "--amend", "--no-verify", "--no-edit")
+    assert len(alice.git("log", "-1", "--format=%P").stdout.split()) == 2
+    push = alice.git("push", "-u", "origin", "HEAD", check=False)
+    assert push.returncode != 0 and "HG101" in push.stdout + push.stderr
+    alice.git("push", "--no-verify", "-q", "-u", "origin", "HEAD")
+    out = team.ci_pull_request("alice/app")
+    assert out.code == 1 and "HG101" in codes(out)
+
+
 # Settings a developer may well have (issue 23): in the clone's own config, and in a global
 # config under HOME, with attributes that make Python files binary to `git diff`.
 CLONE_SETTINGS = {
