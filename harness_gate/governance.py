@@ -168,8 +168,11 @@ def plan_id_for(snap: ArtifactsTree, plan_id: str | None) -> str:
         checked_id(plan_id)
         return plan_id
     root = snap.root
-    head = git.head(root)
-    origins = branches.locally(root, snap.config, [head] if head else [], frozenset(present(snap)))
+    location = git.locate(root)
+    # A merge in progress (a conflict being resolved): what the merged heads bring is
+    # theirs, not a plan this branch started.
+    parents = [location.head, *git.merge_heads(location)] if location.head else []
+    origins = branches.locally(root, snap.config, parents, frozenset(present(snap)))
     return for_command(snap, origins, plan_id=None, selected=branches.selected(root))
 
 

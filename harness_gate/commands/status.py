@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from harness_gate import artifacts_tree, evidence, fingerprints, freshness, git, governance, lifecycle, plans, templates
 from harness_gate import report as report_mod
+from harness_gate.boundary import Boundary
 from harness_gate.config import Config
 from harness_gate.errors import HarnessGateError, usage
 from harness_gate.findings import Finding, Severity
@@ -16,7 +19,8 @@ from harness_gate.report import Report
 
 
 def status(cwd: Path, plan_id: str | None) -> Report:
-    root = git.toplevel(cwd)
+    location = git.locate(cwd)
+    root = location.toplevel
     snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return report_mod.inactive("status")
@@ -60,6 +64,8 @@ def status(cwd: Path, plan_id: str | None) -> Report:
     next_step = _review_next(next_step, life, fresh, reviews)
     ci = _ci_verdict(cwd, root, snap.config)
     next_step = _ci_next(next_step, life, ci)
+    if location.merge_head.is_file():
+        next_step = _merge_next(root, policy.boundary if policy else ())
     # status informs, it never blocks: what it finds is what `lint` and `check` would say.
     found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
     data: dict[str, Any] = {
@@ -296,6 +302,28 @@ def _ci_next(step: str, life: lifecycle.Lifecycle, ci: dict[str, Any] | None) ->
     elif not first:
         return f"CI blocks ({', '.join(codes)}): `{ci['command']}` says why"
     return first + ", then ".join(steps)
+
+
+def _merge_next(root: Path, boundary: Sequence[str]) -> str:
+    """A merge stopped (on a conflict, or by `--no-commit`): finishing it comes first, as
+    the merge commit. `verify` before it would record a tree no commit has, and committing
+    its evidence with the merge is a change to a plan that may no longer grant writes
+    (HG209). A conflicted file outside the boundary keeps the merged side (what the commit
+    hook's refusal names too)."""
+    unmerged = git.unmerged_paths(root)
+    ours = Boundary.cached(boundary)
+    inside = [p for p in unmerged if not boundary or ours.matches(os.fsencode(p))]
+    outside = [p for p in unmerged if p not in inside]
+    steps = []
+    if inside:
+        names = " ".join(shlex.quote(p) for p in inside)
+        steps.append(f"resolve the conflicts in {', '.join(inside)}, then `git add {names}`")
+    if outside:
+        names = " ".join(shlex.quote(p) for p in outside)
+        steps.append(f"keep the merged side of {', '.join(outside)} (outside the write boundary): "
+                     f"`git checkout MERGE_HEAD -- {names}`")  # fmt: skip
+    steps.append("`git commit --no-edit` (the merge commit: its hook judges the resolution)")
+    return "finish the merge first: " + "; then ".join(steps) + "; then harness-gate status again"
 
 
 def _unfilled_review(snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder) -> str | None:

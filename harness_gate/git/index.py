@@ -159,6 +159,17 @@ def dirty_submodules(root: Path) -> list[str]:
     return dirty
 
 
+def unmerged_paths(root: Path) -> list[str]:
+    """Paths the index holds unmerged (a conflict not yet resolved and staged), in order."""
+    out = run(["ls-files", "--unmerged", "-z"], cwd=root)
+    paths: dict[str, None] = {}
+    for rec in terminated(out, "ls-files").split(b"\0"):
+        _, tab, path = rec.partition(b"\t")  # `MODE OID STAGE<TAB>PATH`
+        if tab and path:
+            paths[os.fsdecode(path)] = None
+    return list(paths)
+
+
 def hidden_edits(root: Path) -> list[str]:
     """Index entries git is told not to look at (assume-unchanged, skip-worktree)."""
     out = run(["ls-files", "-v", "-z"], cwd=root)
