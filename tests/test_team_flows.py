@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from harness_gate import templates
 from tests import test_scenarios
-from tests.helpers import SCOPE_READ
+from tests.helpers import SCOPE_READ, filled_review
 from tests.test_scenarios import Clone, Team, codes, finish, passes, pr, start
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -299,59 +301,74 @@ def _conflicted_merge_of_main(team: Team) -> Clone:
     return alice
 
 
+def _documented_ways_through() -> list[list[str]]:
+    """The command blocks of docs/workflows.md's "A conflicted merge of the base", each a
+    list of the lines as typed (comment kept: it says what the line does)."""
+    text = (Path(__file__).parent.parent / "docs/workflows.md").read_text()
+    section = text.split("### A conflicted merge of the base", 1)[1].split("\n### ", 1)[0]
+    return [block.split("\n```", 1)[0].splitlines() for block in section.split("```bash\n")[1:]]
+
+
+def _follow(alice: Clone, lines: list[str], resolution: dict[str, str]) -> int:
+    """Type `lines` as they are written, after the conflict of `git merge origin/main` (its
+    line, the first, already run): a line whose comment says "refused" must be, every other
+    must pass. The resolution is written in the editor after the merge, and the reviewer
+    fills the review in after `review new`. The number of commands typed after the conflict."""
+    first, *rest = lines
+    assert first.split("#")[0].split() == ["git", "merge", "origin/main"], first
+    for path, text in resolution.items():
+        alice.write(path, text)
+    for line in rest:
+        argv = shlex.split(line.split("#")[0])
+        res = alice.git(*argv[1:], check=False) if argv[0] == "git" else alice.hg(*argv[1:], check=False)
+        said = res.stdout + res.stderr
+        refused = "# refused" in line
+        assert (res.returncode != 0) == refused, f"{line}\n{said}"
+        if refused:
+            assert "HG101" in said and "git checkout MERGE_HEAD -- PATH" in said, said
+        if argv[:3] == ["harness-gate", "review", "new"]:
+            path = alice.path / res.stdout.split()[1]
+            text = filled_review(path.read_text()).replace(templates.IDENTITY_PLACEHOLDER, "Rae Viewer")
+            path.write_text(text)
+    return len(rest)
+
+
 def test_a_conflict_resolved_inside_the_boundary_is_the_branchs_own_work(team: Team) -> None:
-    """The documented way through a conflicted merge of main on a completed plan: resolve,
-    commit the merge (it passes: the resolution is inside the boundary), then what `status`
-    names: verify, a re-review, commit, push; CI passes, and so does main's push check."""
+    """The documented way through a conflicted merge of main on a completed plan, typed as
+    docs/workflows.md writes it: resolve, `git add`, commit the merge (it passes: the
+    resolution is inside the boundary), verify, a re-review, commit, push: seven commands
+    after the conflict, as the docs say. CI passes, and so does main's push check."""
     alice = _conflicted_merge_of_main(team)
-    alice.write("src/app.py", "def hello():\n    return 'hi, hey'\n")
-    alice.git("add", "src/app.py")
-    alice.git("commit", "-q", "--no-edit")  # pre-commit: the merge's own change is inside `src/app.py`
-    said = json.loads(alice.hg("status", "--json").stdout)["data"]
+    inside, _ = _documented_ways_through()
+    typed = _follow(alice, inside[:3], {"src/app.py": "def hello():\n    return 'hi, hey'\n"})
+    said = json.loads(alice.hg("status", "--json").stdout)["data"]  # after the merge commit
     assert said["ci"]["result"] == "blocked"
     assert "harness-gate verify" in said["next_step"] and "harness-gate review new" in said["next_step"]
     assert [r["fresh"] for r in said["reviews"]] == [False]
-    alice.hg("verify")
-    test_scenarios.review(alice)
-    alice.commit("Re-review after the merge of main")
-    alice.git("push", "-q", "origin", "HEAD")
+    typed += _follow(alice, ["git merge origin/main", *inside[3:]], {})
+    assert (
+        typed == 7 and "seven commands, one a line" in (Path(__file__).parent.parent / "docs/workflows.md").read_text()
+    )
     said = json.loads(alice.hg("status", "--json").stdout)["data"]
     assert said["ci"]["result"] == "pass", said["ci"]
     passes(team.ci_pull_request("alice/app"))
     passes(team.ci_push_main(team.merge("alice/app", "merge")))
 
 
-def test_status_during_a_conflicted_merge_names_the_way_through(team: Team) -> None:
-    """`git merge origin/main` stopped on a conflict inside the boundary, nothing resolved
-    yet: `status`'s next step is to resolve, `git add` and `git commit` the merge (verify
-    first would be refused with HG209), in text and in `--json`."""
-    alice = _conflicted_merge_of_main(team)
-    text = alice.hg("status").stdout
-    said = json.loads(alice.hg("status", "--json").stdout)["data"]
-    (line,) = [ln for ln in text.splitlines() if ln.startswith("next:")]
-    assert line.split(None, 1)[1] == said["next_step"], text
-    step = said["next_step"]
-    assert "src/app.py" in step and "git add" in step and "git commit" in step, step
-    assert "verify" not in step and step.index("git add") < step.index("git commit"), step
-    # The step leads through: the merge is committed by its hook.
-    alice.write("src/app.py", "def hello():\n    return 'hi, hey'\n")
-    alice.git("add", "src/app.py")
-    alice.git("commit", "-q", "--no-edit")
-
-
 def test_a_resolution_outside_the_boundary_names_the_way_out(team: Team) -> None:
     """A resolution that also changes a file outside the boundary is refused, and the hint
-    names the documented way: keep the base's side, commit the merge."""
+    names the documented way: keep the base's side, commit the merge; then the same five
+    commands as a resolution inside it. Typed as docs/workflows.md writes it, to the push:
+    CI as a fresh clone passes, and so does main's push check."""
     alice = _conflicted_merge_of_main(team)
-    alice.write("src/app.py", "def hello():\n    return 'hi, hey'\n")
-    alice.write("README.md", "# app, resolved\n")
-    alice.git("add", "-A")
-    refused = alice.git("commit", "-q", "--no-edit", check=False)
-    said = refused.stdout + refused.stderr
-    assert refused.returncode == 1 and "HG101" in said and "README.md" in said
-    assert "git checkout MERGE_HEAD -- PATH" in said and "git commit --no-edit" in said
-    alice.git("checkout", "MERGE_HEAD", "--", "README.md")
-    alice.git("commit", "-q", "--no-edit")  # the way the hint names: two commands
+    _, outside = _documented_ways_through()
+    resolution = {"src/app.py": "def hello():\n    return 'hi, hey'\n", "README.md": "# app, resolved\n"}
+    typed = _follow(alice, outside, resolution)
+    # git add, the refused commit, then the way out (2) and the five of the inside path.
+    assert typed == 2 + 2 + 5
+    assert alice.git("show", "HEAD^:README.md").stdout == "# app\n"  # the base's side kept
+    passes(team.ci_pull_request("alice/app"))
+    passes(team.ci_push_main(team.merge("alice/app", "merge")))
 
 
 def test_pre_push_after_an_update_from_main_speaks_only_of_the_branchs_own_plans(team: Team) -> None:
