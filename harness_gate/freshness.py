@@ -254,6 +254,9 @@ def review_requirement(
     return out, counted
 
 
+SAME_TREE = "it reviewed this very tree"  # a review fresh by its tree, not by its change alone
+
+
 class ReviewState(NamedTuple):
     """What `status` says of one review: whether `check --stage ci` would count it."""
 
@@ -299,7 +302,7 @@ def review_states(
         elif binding["plan_sha256"] != life.plan_sha256 or binding["amendment_sha256"] != life.amendment_sha256:
             out.append(ReviewState(path, verdict, False, "bound to another plan or amendment than the current one"))
         elif binding["tree"] == tree:
-            out.append(ReviewState(path, verdict, True, "it reviewed this very tree"))
+            out.append(ReviewState(path, verdict, True, SAME_TREE))
         elif moved and change is not None and change["patch_sha256"] == now():
             out.append(ReviewState(path, verdict, True, "the base moved; the branch's own change is the one reviewed"))
         else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
@@ -244,12 +245,9 @@ def _update(dev: Clone, how: str) -> None:
             dev.git("commit", "-qn", "--no-edit")
 
 
-def test_status_says_what_ci_will_say(team: Team) -> None:
-    """Every lifecycle state a branch can be pushed in, not updated, with main merged in,
-    rebased, and with a conflict resolved: `status` says blocked exactly when `check
-    --stage ci` blocks, on the same codes; then its `next:` names a step (never "none");
-    and a review CI finds stale (HG413) is stale in `status`."""
-    alice, bob = team.developer("alice"), team.developer("bob")
+def _main_moves_on(bob: Clone) -> None:
+    """Main's commits the states are built from and updated with: `m0` (the adoption), `m1`
+    (a docs change), `m2` (a change to src/app.py, the branches' own file), pushed."""
     bob.git("fetch", "-q", "origin")
     bob.git("checkout", "-q", "-B", "main", "origin/main")
     bob.git("tag", "m0")
@@ -260,6 +258,15 @@ def test_status_says_what_ci_will_say(team: Team) -> None:
     bob.git("commit", "-qanm", "bye")
     bob.git("tag", "m2")
     bob.git("push", "-q", "--no-verify", "origin", "main", "m0", "m1", "m2")
+
+
+def test_status_says_what_ci_will_say(team: Team) -> None:
+    """Every lifecycle state a branch can be pushed in, not updated, with main merged in,
+    rebased, and with a conflict resolved: `status` says blocked exactly when `check
+    --stage ci` blocks, on the same codes; then its `next:` names a step (never "none");
+    and a review CI finds stale (HG413) is stale in `status`."""
+    alice, bob = team.developer("alice"), team.developer("bob")
+    _main_moves_on(bob)
     alice.git("fetch", "-q", "--tags", "origin")
     seen = []
     for state in STATES:
@@ -429,3 +436,73 @@ def test_a_cancelled_plan_has_a_way_to_land_or_to_drop(team: Team) -> None:
         )
     ]  # fmt: skip
     passes(team.ci_push_main(team.merge("alice/app", "merge")))
+
+
+# -- following status's next step to a green CI -----------------------------------------------
+
+# The commands a `next:` line names, in the words it names them: the first one in the line is
+# the step to take now (status is asked again after each).
+_NAMED = re.compile(r"harness-gate (?:verify|review new|complete)\b|\bfills in\b|\bcommit\b|\bpush\b")
+
+
+def _take_step(dev: Clone, step: str) -> str:
+    """Do the first thing `step` names, as a developer who reads it literally; what was done."""
+    named = _NAMED.search(step)
+    assert named is not None, f"no command named: {step}"
+    what = named.group()
+    if what == "harness-gate review new":
+        dev.hg("review", "new")
+    elif what.startswith("harness-gate "):
+        dev.hg(*what.split()[1:])
+    elif what == "fills in":  # the reviewer, who did not write the change, fills the review in
+        rel = step.split("fills in ", 1)[1].split(":", 1)[0]
+        path = dev.path / rel
+        path.write_text(filled_review(path.read_text()).replace(templates.IDENTITY_PLACEHOLDER, "Rae Viewer"))
+    elif what == "commit":
+        dev.commit("As status said: " + step[:40])  # `git add -A`, `git commit`: the hooks run
+    else:
+        dev.git("push", "-q", "origin", "HEAD")  # pre-push runs
+    return what
+
+
+# From three states of test_status_says_what_ci_will_say, the steps `next:` names, in order.
+_FOLLOWED = {
+    ("completed", "conflict resolved"): ["harness-gate verify", "harness-gate review new", "fills in", "commit"],
+    ("verified", "merged main"): ["harness-gate verify", "harness-gate review new", "fills in",
+                                  "harness-gate complete", "commit"],
+    ("reviewing", "rebased"): ["harness-gate verify", "harness-gate review new", "fills in",
+                               "harness-gate complete", "commit"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("state", "how"), list(_FOLLOWED))
+def test_following_status_next_step_leads_to_a_green_ci(team: Team, state: str, how: str) -> None:
+    """A branch in the states of test_status_says_what_ci_will_say, pushed: before each step
+    `status`'s `ci:` (text and `--json`) says what CI as a fresh clone says of the pushed
+    branch, and the command its `next:` names is the step taken, until CI passes. The push
+    CI judges runs pre-push once status says CI passes, and pre-push agrees."""
+    alice, bob = team.developer("alice"), team.developer("bob")
+    _main_moves_on(bob)
+    alice.git("fetch", "-q", "--tags", "origin")
+    branch = f"{state}-{how.replace(' ', '-')}"
+    _to_state(alice, branch, state)
+    _update(alice, how)
+    taken: list[str] = []
+    for _ in range(12):
+        said = json.loads(alice.hg("status", "--json").stdout)["data"]
+        text = alice.hg("status").stdout
+        verify = () if said["ci"]["result"] == "pass" else ("--no-verify",)
+        alice.git("push", "-q", "-f", *verify, "-u", "origin", f"HEAD:{branch}")  # what CI sees
+        out = team.ci_pull_request(branch)
+        ci_codes = codes(out)
+        where = f"after {taken}: status {said['ci']}, CI {out.code} {ci_codes}\nnext: {said['next_step']}"
+        assert (said["ci"]["result"] == "pass") == (out.code == 0), where
+        assert sorted({b["code"] for b in said["ci"]["blocking"]}) == ci_codes, where
+        (ci_line,) = [ln for ln in text.splitlines() if ln.startswith("ci:")]
+        assert ci_line.split()[1] == ("pass" if out.code == 0 else "blocked:"), ci_line
+        if out.code == 0:
+            break
+        taken.append(_take_step(alice, said["next_step"]))
+    else:
+        raise AssertionError(f"CI still blocks after {taken}")
+    assert said["state"] == "completed" and taken == _FOLLOWED[state, how], taken

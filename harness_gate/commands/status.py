@@ -61,9 +61,10 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         untracked=untracked[0].code if untracked else None,
     )
     reviews = freshness.review_states(root, snap.config, folder, life, tree) if policy is not None else []
-    next_step = _review_next(next_step, life, fresh, reviews)
     ci = _ci_verdict(cwd, root, snap.config)
-    next_step = _ci_next(next_step, life, ci)
+    if _unfilled_review(snap, folder) is None:  # a review to fill in comes first, whatever CI says
+        next_step = _review_next(next_step, life, fresh, reviews)
+        next_step = _ci_next(next_step, life, ci, (fresh, reviews, [path for _, path in records]))
     if location.merge_head.is_file():
         next_step = _merge_next(root, policy.boundary if policy else ())
     # status informs, it never blocks: what it finds is what `lint` and `check` would say.
@@ -191,6 +192,10 @@ def _next_step(
     if state is lifecycle.PlanState.EXECUTING and fresh and not stale:
         return "ask for a review by someone who did not write the change: harness-gate review new"
     if state is lifecycle.PlanState.EXECUTING and any(f.reason == "tree-moved" for f in stale):
+        if not git.status_records(snap.root):
+            # Nothing left to commit: a commit since verify (a merge or a rebase onto the
+            # base, say) moved the tree, and "finish the work, commit it" would lead nowhere.
+            return "harness-gate verify again: the tree changed since verify (a commit since); then commit its evidence"
         # Verified once, changed since: more work, or a file that joined the tree.
         return "the work tree changed since verify: finish the work, commit it, then harness-gate verify again"
     if state is lifecycle.PlanState.EXECUTING:
@@ -261,15 +266,31 @@ def _review_next(
     be refused, CI blocks on the stale review; a review of it is the way on."""
     latest = reviews[-1] if reviews else None
     stale_evidence = any(not f.fresh for f in fresh)
-    if life.state is lifecycle.PlanState.REVIEWING and latest is not None and not latest.fresh and not stale_evidence:
+    if life.state is not lifecycle.PlanState.REVIEWING or latest is None or stale_evidence:
+        return step
+    if not latest.fresh:
         return f"the review no longer counts ({latest.why}): ask for a review of it: harness-gate review new"
+    if latest.why != freshness.SAME_TREE:
+        # CI counts a review of the same change on a moved base; `complete` binds this very
+        # tree (docs/lifecycle.md) and refuses it (HG413).
+        return (
+            f"the base moved since {latest.path} ({latest.why}), and completing needs a review of this very tree: "
+            "harness-gate review new, filled in by a reviewer; then harness-gate complete"
+        )
     return step
 
 
-def _ci_next(step: str, life: lifecycle.Lifecycle, ci: dict[str, Any] | None) -> str:
+def _ci_next(
+    step: str,
+    life: lifecycle.Lifecycle,
+    ci: dict[str, Any] | None,
+    local: tuple[Sequence[evidence.Freshness], Sequence[freshness.ReviewState], Sequence[str]],
+) -> str:
     """The next step, checked against what CI would block: an open plan's own lifecycle
     clears its evidence, review and end (`step`), and what it does not clear comes first;
-    an ended plan (`step` is none) gets the steps that clear each blocking finding."""
+    an ended plan (`step` is none) gets the steps that clear each blocking finding, less
+    those the work tree has already taken (`local`: its evidence, reviews and the files of
+    the artifacts root not committed): CI judges the commits, so those are committed."""
     if ci is None or ci["result"] == "pass":
         return step
     if ci["result"] == "error":
@@ -287,10 +308,11 @@ def _ci_next(step: str, life: lifecycle.Lifecycle, ci: dict[str, Any] | None) ->
         first = f"first clear {b['code']} ({b['path']}: {b['message']}){': ' + b['hint'] if b['hint'] else ''}; "
     if life.state not in lifecycle.ENDED:
         return first + step
+    fresh, reviews, uncommitted = local
     steps = []
-    if any(c in freshness.EVIDENCE_CODES for c in codes):
+    if any(c in freshness.EVIDENCE_CODES for c in codes) and not (fresh and all(f.fresh for f in fresh)):
         steps.append("harness-gate verify (it records evidence for this tree)")
-    if freshness.STALE_REVIEW in codes:
+    if freshness.STALE_REVIEW in codes and not (reviews and reviews[-1].fresh):
         again = "a re-review" if life.state is lifecycle.PlanState.COMPLETED else "a review"
         steps.append(
             f"ask for {again}: harness-gate review new (the plan stays {life.state.value}), filled in by a reviewer"
@@ -299,6 +321,8 @@ def _ci_next(step: str, life: lifecycle.Lifecycle, ci: dict[str, Any] | None) ->
         steps.append("a review does not pass: the plan's repair or pause path (docs/lifecycle.md)")
     if steps:
         steps.append("commit and push")
+    elif uncommitted:
+        steps.append(f"commit what the work tree has and the commits lack ({', '.join(uncommitted)}), and push")
     elif not first:
         return f"CI blocks ({', '.join(codes)}): `{ci['command']}` says why"
     return first + ", then ".join(steps)
@@ -308,7 +332,7 @@ def _merge_next(root: Path, boundary: Sequence[str]) -> str:
     """A merge stopped (on a conflict, or by `--no-commit`): finishing it comes first, as
     the merge commit. `verify` before it would record a tree no commit has, and committing
     its evidence with the merge is a change to a plan that may no longer grant writes
-    (HG209). A conflicted file outside the boundary keeps the merged side (what the commit
+    (refused: no write authority). A conflicted file outside the boundary keeps the merged side (what the commit
     hook's refusal names too)."""
     unmerged = git.unmerged_paths(root)
     ours = Boundary.cached(boundary)
