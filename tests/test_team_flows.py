@@ -139,6 +139,24 @@ def test_an_evil_pull_merge_amended_is_still_caught_at_push_and_ci(team: Team) -
     assert out.code == 1 and "HG101" in codes(out)
 
 
+def test_a_pull_conflict_resolved_outside_the_boundary_is_caught_at_push_and_ci(team: Team) -> None:
+    """`git pull --no-rebase` stops on a conflict; the resolution also changes a file
+    outside the boundary: the commit hook refuses it, and made with `--no-verify`, pre-push
+    refuses it and CI blocks it (HG101)."""
+    alice = _conflicted_merge_of_main(team, *PULL_MERGES["pull origin main"])
+    alice.write("src/app.py", "def hello():\n    return 'hi, hey'\n")
+    alice.write("README.md", "# app, resolved\n")
+    alice.git("add", "-A")
+    refused = alice.git("commit", "--no-edit", check=False)
+    assert refused.returncode == 1 and "HG101" in refused.stdout + refused.stderr
+    alice.git("commit", "-q", "--no-verify", "--no-edit")
+    push = alice.git("push", "origin", "HEAD", check=False)
+    assert push.returncode != 0 and "HG101" in push.stdout + push.stderr
+    alice.git("push", "--no-verify", "-q", "origin", "HEAD")
+    out = team.ci_pull_request("alice/app")
+    assert out.code == 1 and "HG101" in codes(out)
+
+
 # Settings a developer may well have (issue 23): in the clone's own config, and in a global
 # config under HOME, with attributes that make Python files binary to `git diff`.
 CLONE_SETTINGS = {
@@ -295,15 +313,16 @@ def test_status_says_what_ci_will_say(team: Team) -> None:
     assert any(s == "completed" and codes for s, _, codes in seen)  # and an updated one may block
 
 
-def _conflicted_merge_of_main(team: Team) -> Clone:
+def _conflicted_merge_of_main(team: Team, *merge: str) -> Clone:
     """alice's completed PR on src/app.py; bob lands another change to the same lines;
-    alice merges main and gets the conflict."""
+    alice merges main (`git merge origin/main`, or the command `merge` names) and gets the
+    conflict."""
     alice, bob = team.developer("alice"), team.developer("bob")
     pr(team, alice, "alice/app", "app", "src/app.py", "def hello():\n    return 'hi'\n")
     pr(team, bob, "bob/app", "bob-app", "src/app.py", "def hello():\n    return 'hey'\n")
     team.merge("bob/app", "merge")
     alice.git("fetch", "-q", "origin")
-    res = alice.git("merge", "origin/main", check=False)
+    res = alice.git(*(merge or ("merge", "origin/main")), check=False)
     assert res.returncode == 1 and "CONFLICT" in res.stdout
     return alice
 
