@@ -16,9 +16,10 @@ from harness_gate.commands.doctor import doctor_report
 from tests.helpers import Repo
 
 # What Codex 0.171.0 itself says of the handlers `init --agent codex` writes: `codex
-# app-server`, method `hooks/list`, field `currentHash` (recorded 2026-12-02).
+# app-server`, method `hooks/list`, field `currentHash` (recorded 2026-12-02; PreToolUse again on
+# 2026-12-03, when `write_stdin` joined the matcher: the real Codex trusts it in tests/agents).
 CODEX_HASHES = {
-    "PreToolUse": "sha256:08e5e277fb5a37714fe48ffecd7979360d63fbe17eab4dc39e4f148b8c3d8669",
+    "PreToolUse": "sha256:75f5d5159b43eadbe3531433b23cace8d13bce832a62f9096e800838e786a71e",
     "Stop": "sha256:4017a7f6bad1d08d7471afad970e969e9f4ec27f0dc560b69b23b634081cdf53",
     "SubagentStop": "sha256:7d2fa94a30511ef8e9aabe7f2c2667c43a89a90f0f5f3fbca1e4e305995cd1c2",
 }
