@@ -250,6 +250,30 @@ def test_gemini_hooks_config_and_folder_trust(repo: Repo, homes: doctor.Homes) -
     assert "`hooksConfig.enabled` is false" in doctor_report(repo.path, homes=homes).findings[0].message
 
 
+def test_gemini_system_layers_where_its_environment_puts_them(repo: Repo, homes: doctor.Homes, tmp_path: Path) -> None:
+    _init(repo, "gemini")
+    _write(homes.gemini / "trustedFolders.json", json.dumps({str(repo.path): "TRUST_FOLDER"}))
+    off = json.dumps({"hooksConfig": {"enabled": False}})
+    moved = doctor.Homes.from_environment({
+        "HOME": str(tmp_path / "home"), "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(tmp_path / "elsewhere/system.json"),
+        "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(tmp_path / "elsewhere/defaults.json"), "PATH": homes.path,
+    })  # fmt: skip
+    moved = doctor.Homes(**{**moved.__dict__, "gemini": homes.gemini})
+    assert doctor_report(repo.path, homes=moved).findings == ()
+    _write(tmp_path / "elsewhere/system.json", off)
+    assert "`hooksConfig.enabled` is false in the system" in doctor_report(repo.path, homes=moved).findings[0].message
+    (tmp_path / "elsewhere/system.json").unlink()
+    # The defaults are the lowest layer: off there, unless a later layer turns the hooks on.
+    _write(tmp_path / "elsewhere/defaults.json", off)
+    assert codes(doctor_report(repo.path, homes=moved)) == ["HG911"]
+    _write(homes.gemini / "settings.json", json.dumps({"hooksConfig": {"enabled": True}}))
+    assert doctor_report(repo.path, homes=moved).findings == ()
+    # Without the variables, the defaults sit beside the system settings file.
+    _write(homes.gemini_system[0].parent / "system-defaults.json", off)
+    (homes.gemini / "settings.json").unlink()
+    assert codes(doctor_report(repo.path, homes=homes)) == ["HG911"]
+
+
 def test_a_hook_not_on_path_fails_open_a_warning(repo: Repo, homes: doctor.Homes, tmp_path: Path) -> None:
     _init(repo, "claude")
     report = doctor_report(repo.path, homes=doctor.Homes(**{**homes.__dict__, "path": str(tmp_path / "nothing")}))
