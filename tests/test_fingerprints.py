@@ -120,6 +120,7 @@ _PROBE = """
 import json, sys
 from pathlib import Path
 from harness_gate import fingerprints, git
+from harness_gate.config import Config
 root = Path(sys.argv[1])
 listed = fingerprints.untracked_listed(git.status_records(root, ignore_files=True))
 print(json.dumps([

@@ -320,8 +320,8 @@ def worktree_tree(
                 special = unstorable(root, untracked_files(root, exclude, outputs))
                 if not special:
                     raise
-                names = [*spec, *(f":(top,exclude,literal){p}" for p in special)]
-                data = b"".join(os.fsencode(n) + b"\0" for n in names)
+                specs = [*spec, *(f":(top,exclude,literal){p}" for p in special)]
+                data = b"".join(os.fsencode(n) + b"\0" for n in specs)
                 run(["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], cwd=root, env=env, stdin=data)
         else:
             run(["add", "-u", "--", *spec], cwd=root, env=env)
