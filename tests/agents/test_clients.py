@@ -63,16 +63,26 @@ def _hg(repo: Path, *args: str, input: bytes | None = None) -> None:
     subprocess.run([str(VENV_BIN / "harness-gate"), *args], cwd=repo, check=True, capture_output=True, input=input)
 
 
+# A boundary with a root below a folder of the tree (`lib/core`): `lib` is on the way to it.
+DEEP = ("src/**", "lib/core/**")
+
+
 @pytest.fixture
-def work(tmp_path: Path) -> Path:
-    """A repository adopted with both agents, plan p1 (`src/**`) approved and committed on
-    a branch, and the sandbox rules written."""
+def work(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A repository adopted with both agents, plan p1 (`src/**`, or the boundary the test
+    gives as the fixture's parameter) approved and committed on a branch, and the sandbox
+    rules written. The user's `~/.claude/settings.json` exists (`{}`)."""
+    boundary: tuple[str, ...] = getattr(request, "param", ("src/**",))
     repo = tmp_path / "repo"
-    (tmp_path / "home").mkdir()
+    (tmp_path / "home/.claude").mkdir(parents=True)
+    (tmp_path / "home/.claude/settings.json").write_text("{}\n")
     (tmp_path / "tmp").mkdir()
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
-    for rel, text in {"src/app.py": "a = 1\n", "other.py": "x = 1\n", "secret/keys.txt": "s\n"}.items():
+    files = {"src/app.py": "a = 1\n", "other.py": "x = 1\n", "secret/keys.txt": "s\n"}
+    if "lib/core/**" in boundary:
+        files.update({"lib/core/mod.py": "m = 1\n", "lib/util.py": "u = 1\n"})
+    for rel, text in files.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
     _git(repo, "add", "-A")
@@ -81,7 +91,8 @@ def work(tmp_path: Path) -> Path:
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "adopt")
     _git(repo, "checkout", "-qb", "work")
-    _hg(repo, "plan", "new", "p1", "--objective", "Do it", "--boundary", "src/**", "--verify", "tests=true")
+    bounds = [a for b in boundary for a in ("--boundary", b)]
+    _hg(repo, "plan", "new", "p1", "--objective", "Do it", *bounds, "--verify", "tests=true")
     _hg(repo, "approve", input=b"y\n")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "plan")
@@ -161,6 +172,9 @@ def run(
     return script
 
 
+STOP_HEADER = "the commit gate (`check`) blocks these changes of the work tree"
+
+
 def _said(script: Script) -> str:
     return json.dumps([r["body"] for r in script.requests])
 
@@ -168,7 +182,9 @@ def _said(script: Script) -> str:
 SHELL_WRITES = (
     "echo ok > src/shell.py; echo no > other.py; echo no > secret/keys.txt; "
     "python3 -c \"open('.cl'+'aude/settings.local.json','w').write('{\\\"disableAllHooks\\\": true}')\"; "
-    'echo out > "$HOME/outside.txt"; true'
+    'echo out > "$HOME/outside.txt"; echo \'{"disableAllHooks": true}\' > "$HOME/.cl""aude/settings.json"; '
+    # New files outside the boundary: at the top, and in `lib`, on the way to `lib/core`.
+    "echo x > new_top.py; echo x > lib/new.py; true"
 )
 
 
@@ -187,7 +203,9 @@ RENAMES = (
 )
 
 
-def _assert_contained(work: Path, approvals: bytes, head: str) -> None:
+def _assert_contained(work: Path, approvals: bytes, head: str, *, new_files: bool) -> None:
+    """What the sandbox and the hook let land. `new_files`: whether a new file beside denied
+    ones lands (Claude Code: bubblewrap cannot refuse it, docs/agents.md)."""
     repo = work / "repo"
     assert not [p.name for p in repo.iterdir() if p.name.endswith("-old")]  # no folder renamed away
     assert not list((repo / "harness/plans").glob("*-old"))
@@ -201,12 +219,22 @@ def _assert_contained(work: Path, approvals: bytes, head: str) -> None:
     assert "disableAllHooks" not in (repo / ".claude/settings.local.json").read_text()
     assert not (repo / "outside.py").exists()  # an outside Write: denied by the hook
     assert not (work / "home/outside.txt").exists()
+    assert (work / "home/.claude/settings.json").read_text() == "{}\n"
+    assert (repo / "lib/core/mod.py").read_text() == "m = 1\n"
+    assert (repo / "lib/util.py").read_text() == "u = 1\n"
+    assert (repo / "new_top.py").exists() is new_files
+    assert (repo / "lib/new.py").exists() is new_files
 
 
+@pytest.mark.parametrize("work", [DEEP], indirect=True)
 def test_claude_code_writes_only_inside_the_boundary(work: Path, bins: Path) -> None:
+    """The sandbox refuses every shell write to an existing file outside the boundary, to
+    the user's settings and outside the work tree; a new file beside denied ones (at the
+    top, in `lib` on the way to `lib/core`) lands, bubblewrap's limit (docs/agents.md), and
+    Stop then blocks the end of the session naming each."""
     repo = work / "repo"
     before = (repo / "harness/plans/p1/approvals.jsonl").read_bytes(), _git(repo, "rev-parse", "HEAD").strip()
-    run(work, bins, "claude", [
+    script = run(work, bins, "claude", [
         Call("Bash", {"command": SHELL_WRITES}),
         Call("Bash", {"command": RENAMES}),
         Call("Bash", {"command": PLUMBING}),
@@ -214,9 +242,15 @@ def test_claude_code_writes_only_inside_the_boundary(work: Path, bins: Path) -> 
         Call("Write", {"file_path": str(repo / "outside.py"), "content": "z\n"}),
         "done",
     ])  # fmt: skip
-    _assert_contained(work, *before)
+    _assert_contained(work, *before, new_files=True)
+    stops = [r for r in script.requests if STOP_HEADER in json.dumps(r["body"])]
+    assert stops  # the end was blocked, and the agent was told why
+    said = json.dumps(stops[0]["body"])
+    for name in ("new_top.py", "lib/new.py"):
+        assert f"`{name}`: added outside the write boundary" in said and "[HG101]" in said
 
 
+@pytest.mark.parametrize("work", [DEEP], indirect=True)
 def test_codex_writes_only_inside_the_boundary(work: Path, bins: Path) -> None:
     repo = work / "repo"
     before = (repo / "harness/plans/p1/approvals.jsonl").read_bytes(), _git(repo, "rev-parse", "HEAD").strip()
@@ -227,7 +261,7 @@ def test_codex_writes_only_inside_the_boundary(work: Path, bins: Path) -> None:
         Call("exec_command", {"cmd": PLUMBING}), Call("apply_patch", patch), Call("apply_patch", outside),
         Call("exec_command", {"cmd": "harness-gate verify"}), "done",
     ])  # fmt: skip
-    _assert_contained(work, *before)
+    _assert_contained(work, *before, new_files=False)  # Codex's profile: the work tree read-only but its grants
     # `verify` runs in the sandbox: `.git` read-only, its objects in a scratch store.
     assert b'"status":"PASS"' in (repo / "harness/plans/p1/evidence.jsonl").read_bytes().replace(b" ", b"")
 
