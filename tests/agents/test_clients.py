@@ -109,10 +109,12 @@ def run(
     sub: Sequence[Call | str] = (),
     codex_config: str = "",
     gemini_settings: dict[str, object] | None = None,
+    codex_args: Sequence[str] = (),
 ) -> Script:
     """One headless run of `client` over the script; the script, with every request. With
     `codex_trust` (lines of Codex's config.toml), Codex runs trusting only what they say:
-    without `--trust` and `--dangerously-bypass-hook-trust`."""
+    without `--trust` and `--dangerously-bypass-hook-trust`. `codex_args`: more of `codex
+    exec`'s options."""
     script = Script(steps, sub=sub)
     service = Service(script)
     home = work / "home"
@@ -162,9 +164,10 @@ def run(
             (home / ".profile").write_text(f'export PATH="{VENV_BIN}:$PATH"\n')
             env.update(CODEX_HOME=str(codex_home), MOCK_KEY="k")
             trust = ["--trust", "--dangerously-bypass-hook-trust"] if codex_trust is None else []
-            cmd = ["codex", "exec", *trust, "go"]
+            cmd = ["codex", "exec", *trust, *codex_args, "go"]
         proc = subprocess.run(cmd, cwd=work / "repo", env=env, capture_output=True, timeout=300, check=False)
         (work / f"{client}.out").write_bytes(proc.stdout + b"\n--- stderr\n" + proc.stderr)
+        (work / f"{client}.requests.json").write_text(json.dumps(script.requests, indent=1))
     finally:
         service.close()
         if codex_home is not None:
@@ -256,11 +259,12 @@ def test_codex_writes_only_inside_the_boundary(work: Path, bins: Path) -> None:
     before = (repo / "harness/plans/p1/approvals.jsonl").read_bytes(), _git(repo, "rev-parse", "HEAD").strip()
     patch = "*** Begin Patch\n*** Add File: src/written.py\n+y = 1\n*** End Patch\n"
     outside = "*** Begin Patch\n*** Add File: outside.py\n+z\n*** End Patch\n"
-    run(work, bins, "codex", [
+    script = run(work, bins, "codex", [
         Call("exec_command", {"cmd": SHELL_WRITES}), Call("exec_command", {"cmd": RENAMES}),
         Call("exec_command", {"cmd": PLUMBING}), Call("apply_patch", patch), Call("apply_patch", outside),
-        Call("exec_command", {"cmd": "harness-gate verify"}), "done",
+        Call("exec_command", {"cmd": NO_VERIFY}), Call("exec_command", {"cmd": "harness-gate verify"}), "done",
     ])  # fmt: skip
+    assert "Command blocked by PreToolUse hook: harness-gate: this command names `--no-verify`" in _said(script)
     _assert_contained(work, *before, new_files=False)  # Codex's profile: the work tree read-only but its grants
     # `verify` runs in the sandbox: `.git` read-only, its objects in a scratch store.
     assert b'"status":"PASS"' in (repo / "harness/plans/p1/evidence.jsonl").read_bytes().replace(b" ", b"")
@@ -297,6 +301,34 @@ def test_claude_code_stop_blocks_a_plumbing_commit_and_a_later_violation(work: P
     assert "commits made since this session began" in said and "evil.py" in said
     assert (repo / "new_top.py").exists()  # no sandbox here: the shell wrote it
     assert "new_top.py" in said  # reported by the second block
+
+
+NO_VERIFY = "echo 'b = 2' >> src/app.py && git add src/app.py && git commit --no-verify -qm bypass"
+
+
+def test_codex_denies_no_verify_and_stop_blocks_plumbing_and_a_later_violation(work: Path, bins: Path) -> None:
+    """Without the sandbox (`--dangerously-bypass-approvals-and-sandbox`), so that only the
+    hook stands in the way: `git commit --no-verify` is denied (Codex cannot ask a human),
+    and nothing of the command runs; a plumbing commit lands past the commit gate, and Stop
+    judges the session's commits and blocks; a second violation after that block is
+    reported too. Under the profile `.git` is read-only and neither commit is made (the
+    tests above)."""
+    repo = work / "repo"
+    head = _git(repo, "rev-parse", "HEAD").strip()
+    script = run(work, bins, "codex", [
+        Call("exec_command", {"cmd": NO_VERIFY}), Call("exec_command", {"cmd": PLUMBING}), "first done",
+        Call("exec_command", {"cmd": "echo new > new_top.py"}), "second done", "third done",
+    ], codex_args=["--dangerously-bypass-approvals-and-sandbox"])  # fmt: skip
+    said = _said(script)
+    assert "a way round the commit gate" in said and "`--no-verify`" in said  # the hook's answer, said to the agent
+    assert (repo / "src/app.py").read_text() == "a = 1\n"  # nothing of the denied command ran
+    log = _git(repo, "log", "--format=%s", f"{head}..HEAD").split()
+    assert log == ["x"]  # the plumbing commit, and no `bypass` commit
+    assert _git(repo, "ls-tree", "--name-only", "HEAD", "evil.py") == "evil.py\n"  # committed, never in the tree
+    assert not (repo / "evil.py").exists()
+    assert "commits made since this session began" in said and "`evil.py`: commit " in said  # the first block
+    assert (repo / "new_top.py").exists()
+    assert "`new_top.py`: added outside the write boundary" in said  # reported by the second block
 
 
 def _doctor(repo: Path, codex_home: Path) -> tuple[int, dict[str, object]]:
