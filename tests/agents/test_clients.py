@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -110,16 +111,18 @@ def run(
     codex_config: str = "",
     gemini_settings: dict[str, object] | None = None,
     codex_args: Sequence[str] = (),
+    path_first: Path | None = None,
 ) -> Script:
     """One headless run of `client` over the script; the script, with every request. With
     `codex_trust` (lines of Codex's config.toml), Codex runs trusting only what they say:
     without `--trust` and `--dangerously-bypass-hook-trust`. `codex_args`: more of `codex
-    exec`'s options."""
+    exec`'s options. `path_first`: a folder put before the venv on PATH (the hook's timer)."""
     script = Script(steps, sub=sub)
     service = Service(script)
     home = work / "home"
+    first = f"{path_first}:{VENV_BIN}" if path_first is not None else str(VENV_BIN)
     env = {
-        "PATH": f"{VENV_BIN}:{bins}:/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(work / "tmp"),
+        "PATH": f"{first}:{bins}:/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(work / "tmp"),
         "LANG": "C.UTF-8", "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com",
         "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com",
     }  # fmt: skip
@@ -161,7 +164,7 @@ def run(
                 + (codex_trust or "")
             )
             # Codex's shell is a login shell, and /etc/profile resets PATH.
-            (home / ".profile").write_text(f'export PATH="{VENV_BIN}:$PATH"\n')
+            (home / ".profile").write_text(f'export PATH="{first}:$PATH"\n')
             env.update(CODEX_HOME=str(codex_home), MOCK_KEY="k")
             trust = ["--trust", "--dangerously-bypass-hook-trust"] if codex_trust is None else []
             cmd = ["codex", "exec", *trust, *codex_args, "go"]
@@ -461,3 +464,75 @@ def test_claude_code_disable_all_hooks_switches_the_hook_off_and_doctor_says_so(
     assert proc.returncode == 1 and "disableAllHooks" in proc.stdout.decode()
     run(work, bins, "claude", [Call("Write", {"file_path": str(repo / "outside.py"), "content": "z\n"}), "done"])
     assert (repo / "outside.py").exists()  # no hook ran: what doctor said
+
+
+# The hook's own wall time, call by call: a `harness-gate` first on PATH that times the real
+# one's `agent-hook` process (from its start to its exit, the payload already read) and
+# appends `event start end` (seconds) to a log; any other command goes straight through.
+TIMER = """#!/bin/bash
+if [ "$1" != agent-hook ]; then exec "{real}" "$@"; fi
+payload=$(cat; printf x); payload=${{payload%x}}
+event=unknown
+if [[ $payload =~ \\"hook_event_name\\":\\ *\\"([A-Za-z]+)\\" ]]; then event=${{BASH_REMATCH[1]}}; fi
+start=$EPOCHREALTIME
+printf '%s' "$payload" | "{real}" "$@"
+rc=$?
+end=$EPOCHREALTIME
+printf '%s %s %s\\n' "$event" "$start" "$end" >> "{log}"
+exit $rc
+"""
+TIMED = 6  # tool calls timed per client: the median of at least 5
+CHECK = ["harness-gate", "check", "--stage", "pre-commit", "--staged"]  # the entry pre-commit runs
+
+
+def _median(xs: Sequence[float]) -> float:
+    ordered = sorted(xs)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+@pytest.mark.parametrize("client", ["claude", "codex", "gemini"])
+def test_hook_time_per_call_beside_the_pre_commit_hook(work: Path, bins: Path, client: str) -> None:
+    """The hook's wall time per PreToolUse (Gemini CLI: BeforeTool) call in the real client,
+    beside `pre-commit run harness-gate` over the same writes staged, in the same
+    repository: the agent hook costs no more than the commit hook (docs/performance.md,
+    case 8). The medians go to `timings.json` (and to HG_AGENT_TIMINGS, when it names a
+    file), for docs/agents.md's table."""
+    repo = work / "repo"
+    timer = work / "timer"
+    timer.mkdir()
+    log = work / "hook-times.log"
+    (timer / "harness-gate").write_text(TIMER.format(real=VENV_BIN / "harness-gate", log=log))
+    (timer / "harness-gate").chmod(0o755)
+    names = [f"src/t{i}.py" for i in range(TIMED)]
+    if client == "claude":
+        steps: list[Call | str] = [Call("Write", {"file_path": str(repo / n), "content": "t = 1\n"}) for n in names]
+    elif client == "codex":
+        steps = [Call("apply_patch", f"*** Begin Patch\n*** Add File: {n}\n+t = 1\n*** End Patch\n") for n in names]
+    else:
+        steps = [Call("write_file", {"file_path": str(repo / n), "content": "t = 1\n"}) for n in names]
+    run(work, bins, client, [*steps, "done"], path_first=timer)
+    assert all((repo / n).read_text() == "t = 1\n" for n in names)  # every call let through
+    rows = [line.split() for line in log.read_text().splitlines()]
+    pre = "BeforeTool" if client == "gemini" else "PreToolUse"
+    hook = [float(end) - float(start) for event, start, end in rows if event == pre]
+    assert len(hook) >= TIMED  # the hook ran, timed, for each call
+    _git(repo, "add", *names)
+    env = {**os.environ, "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}", "PRE_COMMIT_HOME": str(work / "pc")}
+    commit: list[float] = []
+    check: list[float] = []  # the hook pre-commit runs, alone
+    for _ in range(TIMED):  # interleaved, so that the machine's load hits both alike
+        for cmd, times in ((["pre-commit", "run", "harness-gate"], commit), (CHECK, check)):
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, check=False)
+            times.append(time.perf_counter() - t0)
+            assert proc.returncode == 0, proc.stdout.decode()[-800:]
+    numbers: dict[str, object] = {"client": client, "hook_calls": len(hook)}
+    for key, times in (("hook", hook), ("pre_commit", commit), ("check", check)):
+        numbers[f"{key}_median_ms"] = round(_median(times) * 1000, 1)
+        numbers[f"{key}_ms"] = [round(x * 1000, 1) for x in times]
+    (work / "timings.json").write_text(json.dumps(numbers))
+    if os.environ.get("HG_AGENT_TIMINGS"):
+        with Path(os.environ["HG_AGENT_TIMINGS"]).open("a") as fh:
+            fh.write(json.dumps(numbers) + "\n")
+    assert _median(hook) <= _median(commit), numbers
