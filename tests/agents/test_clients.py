@@ -232,7 +232,7 @@ def _assert_contained(work: Path, approvals: bytes, head: str, *, new_files: boo
     assert (repo / "lib/new.py").exists() is new_files
 
 
-@pytest.mark.parametrize("work", [DEEP], indirect=True)
+@pytest.mark.parametrize("work", [DEEP], indirect=True, ids=["lib-core"])
 def test_claude_code_writes_only_inside_the_boundary(work: Path, bins: Path) -> None:
     """The sandbox refuses every shell write to an existing file outside the boundary, to
     the user's settings and outside the work tree; a new file beside denied ones (at the
@@ -256,7 +256,7 @@ def test_claude_code_writes_only_inside_the_boundary(work: Path, bins: Path) -> 
         assert f"`{name}`: added outside the write boundary" in said and "[HG101]" in said
 
 
-@pytest.mark.parametrize("work", [DEEP], indirect=True)
+@pytest.mark.parametrize("work", [DEEP], indirect=True, ids=["lib-core"])
 def test_codex_writes_only_inside_the_boundary(work: Path, bins: Path) -> None:
     repo = work / "repo"
     before = (repo / "harness/plans/p1/approvals.jsonl").read_bytes(), _git(repo, "rev-parse", "HEAD").strip()
