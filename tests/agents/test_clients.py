@@ -189,6 +189,7 @@ SHELL_WRITES = (
     "echo ok > src/shell.py; echo no > other.py; echo no > secret/keys.txt; "
     "python3 -c \"open('.cl'+'aude/settings.local.json','w').write('{\\\"disableAllHooks\\\": true}')\"; "
     'echo out > "$HOME/outside.txt"; echo \'{"disableAllHooks": true}\' > "$HOME/.cl""aude/settings.json"; '
+    'echo \'{"disableAllHooks": true}\' > "$HOME/.cl""aude/settings.local.json"; '
     # New files outside the boundary: at the top, and in `lib`, on the way to `lib/core`.
     "echo x > new_top.py; echo x > lib/new.py; true"
 )
@@ -225,7 +226,8 @@ def _assert_contained(work: Path, approvals: bytes, head: str, *, new_files: boo
     assert "disableAllHooks" not in (repo / ".claude/settings.local.json").read_text()
     assert not (repo / "outside.py").exists()  # an outside Write: denied by the hook
     assert not (work / "home/outside.txt").exists()
-    assert (work / "home/.claude/settings.json").read_text() == "{}\n"
+    assert (work / "home/.claude/settings.json").read_text() == "{}\n"  # the user's settings: an existing file
+    assert not (work / "home/.claude/settings.local.json").exists()  # and a new one
     assert (repo / "lib/core/mod.py").read_text() == "m = 1\n"
     assert (repo / "lib/util.py").read_text() == "u = 1\n"
     assert (repo / "new_top.py").exists() is new_files
