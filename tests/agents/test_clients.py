@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from harness_gate import config, fingerprints
 from tests.agents.model_service import SUB_MODEL, Call, Script, Service
 
 pytestmark = [pytest.mark.clients, pytest.mark.slow]
@@ -273,6 +274,22 @@ def test_codex_writes_only_inside_the_boundary(work: Path, bins: Path) -> None:
     _assert_contained(work, *before, new_files=False)  # Codex's profile: the work tree read-only but its grants
     # `verify` runs in the sandbox: `.git` read-only, its objects in a scratch store.
     assert b'"status":"PASS"' in (repo / "harness/plans/p1/evidence.jsonl").read_bytes().replace(b" ", b"")
+
+
+def test_claude_code_runs_verify_inside_its_sandbox(work: Path, bins: Path) -> None:
+    """The sandbox leaves the plan's evidence log writable, `.git` read-only (objects go to
+    a scratch store) and the devices it puts in the tree out of the fingerprint: `verify`
+    records evidence for the tree as it is outside, and Stop, outside, finds it fresh."""
+    repo = work / "repo"
+    (repo / "src/app.py").write_text("a = 2\n")
+    script = run(work, bins, "claude", [Call("Bash", {"command": "harness-gate verify"}), "done"])
+    said = _said(script)
+    log = (repo / "harness/plans/p1/evidence.jsonl").read_bytes().decode()
+    assert '"status":"PASS"' in log.replace(" ", ""), said[-2000:]
+    tree = json.loads(log.splitlines()[-1])["tree"]
+    assert tree == fingerprints.fingerprint_worktree(repo, config.Config())  # the tree outside the sandbox
+    assert "Stop hook feedback" not in said  # fresh evidence: Stop lets the session end
+    assert (repo / "harness/plans/p1/plan.md").read_bytes().startswith(b"# Plan")  # untouched
 
 
 PLUMBING = (
