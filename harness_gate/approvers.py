@@ -14,9 +14,9 @@ Decides from the facts it is handed (trust.Who); it runs no git itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness_gate import boundary
 from harness_gate.config import Approvers
@@ -161,4 +161,33 @@ def describe(t: Tally) -> str:
         text += "; not counted: " + "; ".join(f"{who} ({why})" for who, why in t.uncounted[:5])
     if not t.verified:
         text += " (names as the records give them: the signatures are judged at push)"
+    return text
+
+
+def view(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle) -> list[dict[str, Any]]:
+    """Who has approved and who is still needed, per reached rule (status, the PR view)."""
+    return [
+        {
+            "rule": t.rule.name,
+            "artifact": t.artifact,
+            "count": t.rule.count,
+            "approved": list(t.approved),
+            "needed": t.needed,
+            "waiting_for": list(t.waiting_for),
+            "exclude_author": t.rule.exclude_author,
+            "verified": t.verified,
+            "not_counted": [{"who": who, "why": why} for who, why in t.uncounted],
+        }
+        for t in tallies(snap, folder, life)
+    ]
+
+
+def line(v: Mapping[str, Any]) -> str:
+    """`status`'s line for one rule's view."""
+    approved, waiting = v["approved"], v["waiting_for"]
+    text = f"{v['rule']}: {len(approved)} of {v['count']} ({', '.join(approved) or 'nobody yet'})"
+    if v["needed"]:
+        text += f"; still needed: {v['needed']} of {', '.join(waiting)}"
+    if not v["verified"]:
+        text += "  (as the records name them: CI counts the signatures)"
     return text

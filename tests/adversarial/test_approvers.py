@@ -232,3 +232,21 @@ def test_approve_records_a_second_approver_and_status_names_them(
     assert "wants 1 more approval(s)" in res.output
     log = repo.read("harness/plans/p1/approvals.jsonl").decode().splitlines()
     assert len(log) == 2 and "bob@example.com" in log[1]
+
+
+def test_status_and_the_pull_request_view_say_who_approved_and_who_is_needed(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adopt(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    res = repo.cli("status")
+    assert "approvers:  payments: 1 of 2 (alice@example.com); still needed: 1 of bob@example.com" in res.output
+    assert "next:       1 more approval(s) for `payments`, by bob@example.com" in res.output
+    [view] = json.loads(repo.cli("status", "--format", "json").stdout)["data"]["approvers"]
+    assert view["approved"] == ["alice@example.com"] and view["needed"] == 1 and view["verified"] is False
+    markdown = repo.cli("status", "--format", "markdown").output
+    at = "&#64;&#8203;"  # no @mention in a pull request comment
+    assert f"**Approvers** <code>payments</code>: 1 of 2 (alice{at}example.com); still needed: 1 of bob{at}" in markdown
+    approve_as(repo, monkeypatch, "bob", keys["bob"])
+    assert "approvers:  payments: 2 of 2 (alice@example.com, bob@example.com)" in repo.cli("status").output
