@@ -66,6 +66,11 @@ class Approval:
     approved_at: str
     repository: str | None  # the root commit of the history it was given in; None before the first commit
     line: int
+    # Who signed the commit that added the record, where commits are judged and a rule
+    # asks (trust.Anchors): the principal allowed_signers names and the key's fingerprint;
+    # "" when unsigned, unverified, or not asked.
+    signer: str = ""
+    key: str = ""
 
 
 class Status(enum.Enum):

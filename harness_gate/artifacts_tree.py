@@ -24,6 +24,7 @@ from harness_gate.findings import Finding, Severity, finding
 
 if TYPE_CHECKING:
     from harness_gate.approvals import Approval
+    from harness_gate.trust import Who
 
     # Which of a log's records are authentic here (repository, signatures): the records
     # that count, and a finding for each that does not.
@@ -150,6 +151,7 @@ class ArtifactsTree:
     # Work tree only: evidence logs are read from their end on demand, never whole.
     logs: Mapping[str, Path] = field(default_factory=dict)
     vouch: Vouch | None = None  # None: every well-formed record of the right plan counts
+    who: Who | None = None  # signatures for the approvers rules; None: none are known here
 
     @property
     def artifacts_dir(self) -> str:
@@ -213,6 +215,10 @@ def config_of(read: Mapping[str, bytes]) -> config_mod.Config:
                 "format_paths": tuple((n, tuple(p)) for n, p in doc["format_paths"]),
                 "pre_receive": config_mod.PreReceive(
                     **{**doc["pre_receive"], "branches": tuple(doc["pre_receive"]["branches"])}
+                ),
+                "approvers": tuple(
+                    config_mod.Approvers(**{**a, "paths": tuple(a["paths"]), "principals": tuple(a["principals"])})
+                    for a in doc["approvers"]
                 ),
             }
         ),

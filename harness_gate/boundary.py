@@ -590,6 +590,33 @@ def inside(pattern: str, patterns: Sequence[str]) -> bool:
     return False
 
 
+def overlaps(a: str, b: str) -> bool:
+    """Whether some path may be covered by both patterns: soundly, never False when one
+    is (tests/test_approvers.py holds it to the matcher), not completely. Segment by
+    segment from the root: False only where two segments cannot name the same thing (two
+    different names, or a name the other's wildcards do not match), before either pattern
+    has a run of stars, which may cross `/`, or ends (a wildcard-free pattern covers what
+    is below it)."""
+    left, right = a.rstrip("/").split("/"), b.rstrip("/").split("/")
+    for x, y in zip(left, right, strict=False):  # the shorter one ends: see above
+        if "**" in x or "**" in y:
+            return True
+        if x == y:
+            continue
+        wild_x, wild_y = has_wildcard(x), has_wildcard(y)
+        if wild_x and wild_y:
+            return True  # two wildcard segments: assumed to meet
+        if not wild_x and not wild_y:
+            return False
+        pattern, name = (x, y) if wild_x else (y, x)
+        if (
+            _compile(pattern.encode("utf-8", "surrogateescape")).fullmatch(name.encode("utf-8", "surrogateescape"))
+            is None
+        ):
+            return False
+    return True
+
+
 def validate_all(patterns: Iterable[str], artifacts_dir: str) -> list[tuple[str, str]]:
     """(pattern, reason) for each invalid pattern, then for the set as a whole."""
     bad = []

@@ -35,6 +35,17 @@ class PreReceive:
 
 
 @dataclass(frozen=True)
+class Approvers:
+    """One `[[approvers]]` rule (docs/approvers.md)."""
+
+    name: str
+    paths: tuple[str, ...]
+    principals: tuple[str, ...]
+    count: int = 1
+    exclude_author: bool = False
+
+
+@dataclass(frozen=True)
 class Config:
     artifacts_dir: str = "harness"
     require_signed_approvals: bool = False
@@ -60,6 +71,7 @@ class Config:
     # mode"). Honoured only as the trusted side holds it, like every other key.
     report_only: bool = False
     pre_receive: PreReceive = PreReceive()
+    approvers: tuple[Approvers, ...] = ()
     source: str | None = None  # where it was read from; None for defaults
 
 
@@ -105,6 +117,7 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
         except boundary.PatternError as exc:
             at = _line_of(text, ["verify_outputs"], under)
             raise ConfigError(f"{where}{at}: `verify_outputs`: {pattern!r}: {exc}") from None
+    rules = _approvers(table.get("approvers", []), artifacts_dir, where + _line_of(text, ["approvers"], under))
     if artifacts_dir.split("/")[0].lower() == ".git":
         raise ConfigError(f"{where}{_line_of(text, ['artifacts_dir'], under)}: `artifacts_dir` cannot be inside .git")
     return Config(
@@ -122,8 +135,33 @@ def parse(own: bytes | None, pyproject: bytes | None) -> Config:
         format_paths=tuple(sorted((n, tuple(t["paths"])) for n, t in formats.items() if "paths" in t)),
         report_only=table.get("report_only", False),
         pre_receive=_pre_receive(table.get("pre_receive", {})),
+        approvers=rules,
         source=where,
     )
+
+
+def _approvers(tables: list[dict[str, Any]], artifacts_dir: str, where: str) -> tuple[Approvers, ...]:
+    """The `[[approvers]]` rules, already validated against the schema: their patterns in
+    the boundary dialect, and a count their principals can meet."""
+    out = []
+    for n, t in enumerate(tables, start=1):
+        name = t.get("name") or t["paths"][0]
+        for pattern in t["paths"]:
+            try:
+                boundary.validate(pattern, artifacts_dir)
+            except boundary.PatternError as exc:
+                raise ConfigError(f"{where}: approvers rule {n} (`{name}`): {pattern!r}: {exc}") from None
+        count = t.get("count", 1)
+        if count > len(t["principals"]):
+            raise ConfigError(
+                f"{where}: approvers rule {n} (`{name}`): count {count} is more than its "
+                f"{len(t['principals'])} principal(s): no plan could ever meet it"
+            )
+        out.append(Approvers(name, tuple(t["paths"]), tuple(t["principals"]), count, t.get("exclude_author", False)))
+    names = [r.name for r in out]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{where}: two approvers rules have the same name; name them apart (`name = ...`)")
+    return tuple(out)
 
 
 def _pre_receive(table: dict[str, Any]) -> PreReceive:

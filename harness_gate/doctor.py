@@ -58,6 +58,7 @@ class Homes:
     codex_managed: tuple[Path, ...] = CODEX_MANAGED
     codex_system: tuple[Path, ...] = CODEX_SYSTEM
     gemini_system: tuple[Path, ...] = GEMINI_SYSTEM
+    gemini_defaults: Path | None = None  # GEMINI_CLI_SYSTEM_DEFAULTS_PATH; None: beside the system file
     path: str = ""  # PATH, as a runtime started from here inherits it
 
     @classmethod
@@ -68,8 +69,21 @@ class Homes:
             codex=Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex",
             claude=Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude",
             gemini=home / ".gemini",
+            # Gemini CLI's own overrides of where its machine-wide settings are.
+            gemini_system=(Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]),)
+            if env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+            else GEMINI_SYSTEM,
+            gemini_defaults=Path(env["GEMINI_CLI_SYSTEM_DEFAULTS_PATH"])
+            if env.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH")
+            else None,
             path=env.get("PATH", ""),
         )
+
+    def gemini_defaults_file(self) -> list[Path]:
+        """Gemini CLI's system defaults: the lowest layer, beside each system settings file."""
+        if self.gemini_defaults is not None:
+            return [self.gemini_defaults]
+        return [p.parent / "system-defaults.json" for p in self.gemini_system]
 
 
 @dataclass(frozen=True)
@@ -403,8 +417,10 @@ def _no_entry(rel: str, event: str, command: str, runtime: str) -> Finding:
 
 
 def gemini(root: Path, homes: Homes, events: Sequence[str], command: str, rel: str) -> RuntimeReport:
-    layers = [(f"system ({p})", p) for p in homes.gemini_system]
+    # Lowest first: system defaults < user < project < system (Gemini CLI 0.61's merge order).
+    layers = [(f"defaults ({p})", p) for p in homes.gemini_defaults_file()]
     layers += [("user", homes.gemini / "settings.json"), ("project", root / rel)]
+    layers += [(f"system ({p})", p) for p in homes.gemini_system]
     trust_file = homes.gemini / "trustedFolders.json"
     docs: dict[str, dict[str, Any] | None] = {}
     try:
@@ -414,10 +430,12 @@ def gemini(root: Path, homes: Homes, events: Sequence[str], command: str, rel: s
     except Unreadable as exc:
         return RuntimeReport("gemini", rel, False, (_finding("HG913", rel, f"a Gemini CLI settings file {exc}"),))
     found: list[Finding] = []
-    for (name, path), doc in zip(layers, docs.values(), strict=True):
+    settings = list(zip(layers, docs.values(), strict=True))
+    for n, ((name, path), doc) in enumerate(settings):
         config = _table(doc, "hooksConfig")
         shown = _shown(root, path)
-        if config.get("enabled") is False:
+        later = [_table(d, "hooksConfig").get("enabled") for _, d in settings[n + 1 :]]
+        if config.get("enabled") is False and not (name.startswith("defaults") and True in later):
             found.append(_finding(
                 "HG911", shown, f"`hooksConfig.enabled` is false in the {name.split(' ')[0]} settings {shown}: "
                 "Gemini CLI runs no hook", f"Remove `hooksConfig.enabled: false` from {shown}.",

@@ -175,6 +175,18 @@ RULES: dict[str, Rule] = _rules(
         "a plan that authorised the change is gone",
         "Restore the plan folder: a plan that authorised code stays until it is completed or cancelled.",
     ),
+    Rule(
+        "HG224",
+        "approvers' threshold not met",
+        "The boundary reaches paths an `[[approvers]]` rule guards: each principal it names still needed runs "
+        "`harness-gate approve` and commits it signed (`git commit -S`; docs/approvers.md).",
+    ),
+    Rule(
+        "HG225",
+        "the author cannot be known",
+        "The rule does not count the plan's author: commit the plan (or amendment) signed by an allowed key, so its "
+        "author is known (docs/approvers.md).",
+    ),
     # HG3xx: verification evidence
     Rule("HG301", "evidence missing", "Run `harness-gate verify` on the tree you commit, and commit evidence.jsonl."),
     Rule(

@@ -118,8 +118,10 @@ def of(root: Path, cfg: Config, rev: str | None) -> str:
 
 
 def untracked_files(root: Path, cfg: Config) -> list[str]:
-    """The untracked files that are not ignored nor outputs."""
-    return git.untracked_files(root, cfg.artifacts_dir, cfg.verify_outputs)
+    """The untracked files that are not ignored nor outputs (those a tree can hold)."""
+    found = git.untracked_files(root, cfg.artifacts_dir, cfg.verify_outputs)
+    special = set(git.unstorable(root, found))
+    return [p for p in found if p not in special]
 
 
 def untracked_warning(found: Sequence[str], path: str) -> list[Finding]:

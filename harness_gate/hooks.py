@@ -121,7 +121,7 @@ SANDBOXED = ("claude", "codex")
 # Claude Code before 2.1 (2.1.197 has none).
 AGENT_MATCHER = {
     "claude": "Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*",
-    "codex": "apply_patch|Bash|shell|mcp__.*",
+    "codex": "apply_patch|Bash|shell|write_stdin|mcp__.*",
     "gemini": "write_file|replace|run_shell_command|mcp_.*",
 }
 # The events each runtime's hook file gets, the tool event first (the one with a matcher).

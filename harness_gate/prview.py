@@ -141,6 +141,7 @@ def plan_view(
         "tree": tree,
         "evidence": evidence,
         "review": _review(folder, findings),
+        "approvers": _approvers(snap, folder, life),
         "repairs": {"used": life.repairs_used, "budget": life.repair_budget},
         "completion": _completion(root, folder, commit),
     }
@@ -242,6 +243,26 @@ def header(report: Report) -> str:
     return " · ".join(parts)
 
 
+def _approvers(snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: Any) -> list[dict[str, Any]]:
+    if not snap.config.approvers:
+        return []
+    from harness_gate import approvers  # noqa: PLC0415
+
+    return approvers.view(snap, folder, life)
+
+
+def _approvers_markdown(views: Sequence[Mapping[str, Any]]) -> list[str]:
+    out = []
+    for v in views:
+        got = ", ".join(text(p) for p in v["approved"]) or "nobody yet"
+        line = f"**Approvers** {code(v['rule'])}: {len(v['approved'])} of {int(v['count'])} ({got})"
+        if v["needed"]:
+            line += f"; still needed: {int(v['needed'])} of {', '.join(text(p) for p in v['waiting_for'])}"
+        line += "; signatures verified" if v["verified"] else "; as the records name them (`check` verifies signatures)"
+        out += [line, ""]
+    return out
+
+
 def _approval(a: Mapping[str, Any] | None) -> str:
     if a is None:
         return "none"
@@ -266,6 +287,7 @@ def plan_markdown(p: Mapping[str, Any]) -> list[str]:
         boundary += f" and {len(patterns) - PATTERNS_SHOWN} more"
     out += [f"**Write boundary**: {boundary}", ""]
     out += [f"**Approval**: {_approval(p.get('approval'))}", ""]
+    out += _approvers_markdown(p.get("approvers") or [])
     amended = p.get("amendment")
     if amended:
         who = (

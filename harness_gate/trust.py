@@ -169,11 +169,53 @@ class Anchors:
                         "HG214", path, f"this record was given in the history of root commit {r.repository[:12]},"
                         " which is not this repository's", line=r.line,
                     ))  # fmt: skip
-            if not (self.signed and commit is not None and kept):
+            if commit is None or not kept:
                 return kept, problems
-            return self._signed(commit, path, kept, problems)
+            if self.signed:
+                return self._signed(commit, path, kept, problems)
+            if self.config.approvers and self.head is not None and self._no_anchor() is None:
+                return self._identified(commit, path, kept), problems
+            return kept, problems
 
         return check
+
+    def _identified(self, commit: str, path: str, records: list[Approval]) -> list[Approval]:
+        """The records, each with the principal and key of the good signature on the commit
+        that added it, for the approvers rules to count (docs/approvers.md); an unsigned
+        one keeps "" and counts for no rule, but still approves as an approval does."""
+        blame, sigs = self._line_signers(commit, path)
+        out = []
+        for r in records:
+            added_by = blame.commits[r.line - 1] if r.line <= len(blame.commits) else ""
+            sig = sigs.get(added_by) if added_by and not self._unattributable(blame, added_by) else None
+            good = sig is not None and sig.status == "G" and self._from_here(added_by)
+            out.append(dataclasses.replace(r, signer=sig.signer, key=sig.key) if good and sig else r)
+        return out
+
+    def who(self, commit: str | None) -> Who:
+        """What the approvers rules may know of the state at `commit` (None: the index)."""
+        return Who(self, commit)
+
+    def authors(self, commit: str, path: str) -> tuple[frozenset[str], str | None]:
+        """The principals whose good signatures are on the commits that wrote `path`'s
+        lines at `commit`, or a reason they cannot be known (an unsigned line: its author
+        could be anyone)."""
+        why = self._no_anchor()
+        if why is not None:
+            return frozenset(), why
+        blame, sigs = self._line_signers(commit, path)
+        found: set[str] = set()
+        for oid in dict.fromkeys(blame.commits):
+            if self._unattributable(blame, oid):
+                return frozenset(), f"commit {oid[:12]}, which wrote part of it, is beyond a shallow history"
+            sig = sigs[oid]
+            if sig.status != "G" or not self._from_here(oid):
+                return (
+                    frozenset(),
+                    f"commit {oid[:12]}, which wrote part of it, has {_STATUS.get(sig.status, 'no good signature')}",
+                )
+            found.add(sig.signer)
+        return frozenset(found), None
 
     def _signed(
         self, commit: str, path: str, records: list[Approval], problems: list[Finding]
@@ -200,7 +242,7 @@ class Anchors:
                     " history (another repository's commit, merged in)", line=r.line,
                 ))  # fmt: skip
             elif sig.status == "G":
-                kept.append(r)
+                kept.append(dataclasses.replace(r, signer=sig.signer, key=sig.key))
             else:
                 dropped.append((r, finding(
                     "HG217", path, f"added by commit {added_by[:12]} with {_STATUS.get(sig.status, sig.status)}",
@@ -263,6 +305,27 @@ class Anchors:
         return []
 
 
+@dataclass(frozen=True)
+class Who:
+    """The approvers rules' view of one state's signatures: verified only where commits
+    are judged (pre-push, CI, pre-receive), with the trusted side's allowed_signers."""
+
+    anchors: Anchors
+    commit: str | None
+
+    @property
+    def unverified(self) -> str | None:
+        """Why no signature can be counted here, or None when they are."""
+        if self.commit is None or self.anchors.head is None:
+            return "signatures are checked where commits are judged (pre-push, CI), not on the index"
+        return self.anchors._no_anchor()
+
+    def authors(self, path: str) -> tuple[frozenset[str], str | None]:
+        if self.commit is None:
+            return frozenset(), "the index has no signed author"
+        return self.anchors.authors(self.commit, path)
+
+
 @contextlib.contextmanager
 def anchors(root: Path, config: Config, *, base: str | None, head: str | None) -> Iterator[Anchors]:
     """Anchors for one check; signatures are required only where commits are judged."""
@@ -275,4 +338,6 @@ def anchors(root: Path, config: Config, *, base: str | None, head: str | None) -
 
 def vouched(snap: ArtifactsTree, anchors: Anchors | None, commit: str | None) -> ArtifactsTree:
     """The state with its approval records filtered by the check's trust anchors."""
-    return snap if anchors is None else dataclasses.replace(snap, vouch=anchors.vouch(commit))
+    if anchors is None:
+        return snap
+    return dataclasses.replace(snap, vouch=anchors.vouch(commit), who=anchors.who(commit))

@@ -840,7 +840,9 @@ def test_mcp_tools_are_routed_to_the_hook_and_asked_about(gated: Repo) -> None:
     for settings in (".claude/settings.json", ".codex/hooks.json"):
         matcher = json.loads(gated.read(settings))["hooks"]["PreToolUse"][0]["matcher"]
         assert re.fullmatch(matcher, "mcp__filesystem__write_file"), settings
-    assert re.fullmatch(json.loads(gated.read(".codex/hooks.json"))["hooks"]["PreToolUse"][0]["matcher"], "Bash")
+    codex_matcher = json.loads(gated.read(".codex/hooks.json"))["hooks"]["PreToolUse"][0]["matcher"]
+    # write_stdin types into a running shell (`git commit --no-verify` there): routed, judged as shell text.
+    assert all(re.fullmatch(codex_matcher, tool) for tool in ("Bash", "apply_patch", "write_stdin"))
     for runtime, answer in (("claude", "ask"), ("codex", "deny")):  # Codex cannot ask: denied
         verdict, reason = decision(gated, "mcp__filesystem__write_file", {"path": "other.py"}, runtime)
         assert verdict == answer

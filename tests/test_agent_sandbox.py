@@ -39,14 +39,18 @@ def test_sandbox_rules_follow_the_approved_boundary(gated: Repo) -> None:
         ".claude/settings.local.json",
         ".git",  # whole: hooks, config, commondir, objects, the hook's session records
         ".harness-gate.toml",
-        "harness",  # whole: plans and approvals are a human's to write
+        "harness/plans/p1/plan.md",  # plans and approvals are a human's to write
+        "harness/plans/p1/approvals.jsonl",
     ):
         assert f"{root}/{rel}" in denied, rel  # fmt: skip
     assert not any(d.startswith(f"{root}/src") for d in denied)
-    assert not any(d.startswith((f"{root}/.git/", f"{root}/harness/")) for d in denied)  # covered whole
+    assert not any(d.startswith(f"{root}/.git/") for d in denied)  # covered whole
+    assert f"{root}/harness/plans/p1/evidence.jsonl" not in denied  # `verify` appends to it
     assert f"{root}/.claude" not in denied  # the sandbox makes its own placeholders there
     # The folder of a denied file is a mount point of its own: it cannot be renamed away.
-    assert sandbox["filesystem"]["allowWrite"] == [f"{root}/.claude"]
+    assert sandbox["filesystem"]["allowWrite"] == [
+        f"{root}/{p}" for p in (".claude", "harness", "harness/plans", "harness/plans/p1")
+    ]
     assert "~/.claude/settings.json" in denied
     assert f"Edit(/{root}/.claude/settings.local.json)" in claude["permissions"]["deny"]
     codex = tomllib.loads(gated.read(".codex/config.toml").decode())
@@ -102,6 +106,23 @@ def test_every_folder_on_the_way_to_a_denied_name_is_a_mount_point(gated: Repo) 
     denied = agent_sandbox.claude_denied(root, agent_sandbox.write_roots(["src/app/**"]), "harness")
     assert "src/lib" in denied and "src/app" not in denied
     assert agent_sandbox.claude_mount_points(root, denied) == ["src"]
+
+
+@pytest.mark.parametrize("boundary", ["src/**", "**"])
+def test_only_the_plans_evidence_log_is_writable_in_the_artifacts_root(gated: Repo, boundary: str) -> None:
+    """`verify` appends to the governing plan's evidence log inside Claude Code's sandbox;
+    the plan, its approvals, the other plans and the rest of the artifacts root stay
+    read-only, even under a boundary of the whole tree."""
+    gated.write("harness/plans/p0/plan.md", "another plan\n")
+    gated.write("harness/plans/p1/evidence.jsonl", "")
+    root = gated.path
+    roots = agent_sandbox.write_roots([boundary])
+    denied = agent_sandbox.claude_denied(root, roots, "harness", "harness/plans/p1")
+    assert {"harness/plans/p1/plan.md", "harness/plans/p1/approvals.jsonl", "harness/plans/p0"} <= set(denied)
+    assert not {"harness", "harness/plans", "harness/plans/p1", "harness/plans/p1/evidence.jsonl"} & set(denied)
+    assert {"harness", "harness/plans", "harness/plans/p1"} <= set(agent_sandbox.claude_mount_points(root, denied))
+    # Without a plan that grants writes, the artifacts root is denied whole.
+    assert "harness" in agent_sandbox.claude_denied(root, roots, "harness")
 
 
 @pytest.mark.parametrize("key", ["disableAllHooks", "hooks", "statusLine", "env", "apiKeyHelper", "enabledPlugins"])

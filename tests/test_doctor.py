@@ -16,9 +16,10 @@ from harness_gate.commands.doctor import doctor_report
 from tests.helpers import Repo
 
 # What Codex 0.171.0 itself says of the handlers `init --agent codex` writes: `codex
-# app-server`, method `hooks/list`, field `currentHash` (recorded 2026-12-02).
+# app-server`, method `hooks/list`, field `currentHash` (recorded 2026-12-02; PreToolUse again on
+# 2026-12-03, when `write_stdin` joined the matcher: the real Codex trusts it in tests/agents).
 CODEX_HASHES = {
-    "PreToolUse": "sha256:08e5e277fb5a37714fe48ffecd7979360d63fbe17eab4dc39e4f148b8c3d8669",
+    "PreToolUse": "sha256:75f5d5159b43eadbe3531433b23cace8d13bce832a62f9096e800838e786a71e",
     "Stop": "sha256:4017a7f6bad1d08d7471afad970e969e9f4ec27f0dc560b69b23b634081cdf53",
     "SubagentStop": "sha256:7d2fa94a30511ef8e9aabe7f2c2667c43a89a90f0f5f3fbca1e4e305995cd1c2",
 }
@@ -247,6 +248,30 @@ def test_gemini_hooks_config_and_folder_trust(repo: Repo, homes: doctor.Homes) -
     _write(homes.gemini / "trustedFolders.json", json.dumps({str(repo.path): "TRUST_FOLDER"}))
     _write(homes.gemini / "settings.json", json.dumps({"hooksConfig": {"enabled": False}}))
     assert "`hooksConfig.enabled` is false" in doctor_report(repo.path, homes=homes).findings[0].message
+
+
+def test_gemini_system_layers_where_its_environment_puts_them(repo: Repo, homes: doctor.Homes, tmp_path: Path) -> None:
+    _init(repo, "gemini")
+    _write(homes.gemini / "trustedFolders.json", json.dumps({str(repo.path): "TRUST_FOLDER"}))
+    off = json.dumps({"hooksConfig": {"enabled": False}})
+    moved = doctor.Homes.from_environment({
+        "HOME": str(tmp_path / "home"), "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(tmp_path / "elsewhere/system.json"),
+        "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(tmp_path / "elsewhere/defaults.json"), "PATH": homes.path,
+    })  # fmt: skip
+    moved = doctor.Homes(**{**moved.__dict__, "gemini": homes.gemini})
+    assert doctor_report(repo.path, homes=moved).findings == ()
+    _write(tmp_path / "elsewhere/system.json", off)
+    assert "`hooksConfig.enabled` is false in the system" in doctor_report(repo.path, homes=moved).findings[0].message
+    (tmp_path / "elsewhere/system.json").unlink()
+    # The defaults are the lowest layer: off there, unless a later layer turns the hooks on.
+    _write(tmp_path / "elsewhere/defaults.json", off)
+    assert codes(doctor_report(repo.path, homes=moved)) == ["HG911"]
+    _write(homes.gemini / "settings.json", json.dumps({"hooksConfig": {"enabled": True}}))
+    assert doctor_report(repo.path, homes=moved).findings == ()
+    # Without the variables, the defaults sit beside the system settings file.
+    _write(homes.gemini_system[0].parent / "system-defaults.json", off)
+    (homes.gemini / "settings.json").unlink()
+    assert codes(doctor_report(repo.path, homes=homes)) == ["HG911"]
 
 
 def test_a_hook_not_on_path_fails_open_a_warning(repo: Repo, homes: doctor.Homes, tmp_path: Path) -> None:

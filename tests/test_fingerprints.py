@@ -4,6 +4,12 @@ so that it does not walk every untracked folder twice). The two must give one tr
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
+
 import pytest
 
 from harness_gate import fingerprints, git
@@ -97,3 +103,47 @@ def test_outputs_are_always_walked(busy: Repo) -> None:
     walked = git.worktree_tree(busy.path, ARTIFACTS, ["src/deep/**"])
     assert git.worktree_tree(busy.path, ARTIFACTS, ["src/deep/**"], untracked=listed) == walked
     assert git.worktree_tree(busy.path, ARTIFACTS, ["src/deep/**"], untracked=[]) == walked
+
+
+def test_a_file_no_tree_can_hold_is_left_out_of_a_listing(busy: Repo) -> None:
+    """A FIFO or a device cannot be added (`update-index --add` refuses it), and no commit
+    carries one: a listing that names one gives the tree without it."""
+    without = git.worktree_tree(busy.path, ARTIFACTS)
+    os.mkfifo(busy.path / "src/pipe")
+    listed = fingerprints.untracked_listed(git.status_records(busy.path, ignore_files=True))
+    assert listed is not None
+    assert git.unstorable(busy.path, [*listed, "src/pipe"]) == ["src/pipe"]
+    assert git.worktree_tree(busy.path, ARTIFACTS, untracked=[*listed, "src/pipe"]) == without
+
+
+_PROBE = """
+import json, sys
+from pathlib import Path
+from harness_gate import fingerprints, git
+from harness_gate.config import Config
+root = Path(sys.argv[1])
+listed = fingerprints.untracked_listed(git.status_records(root, ignore_files=True))
+print(json.dumps([
+    git.worktree_tree(root, "harness"), listed and git.worktree_tree(root, "harness", untracked=listed),
+    fingerprints.untracked_files(root, Config()),
+]))
+"""
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_a_sandbox_placeholder_is_left_out(busy: Repo) -> None:
+    """Claude Code's sandbox (bubblewrap) binds /dev/null over names it denies: git lists
+    each as an untracked file (the folder says a regular file is there), and `add -A`
+    then fails on the device. The fingerprint is the tree without them, as the real
+    tree is once the sandbox is gone."""
+    without = git.worktree_tree(busy.path, ARTIFACTS)
+    binds: list[str] = []
+    for rel in ("CLAUDE.md", "src/.bashrc", "AGENTS.md"):
+        (busy.path / rel).touch()
+        binds += ["--dev-bind", "/dev/null", str(busy.path / rel)]
+    probe = [shutil.which("bwrap") or "bwrap", "--dev-bind", "/", "/", *binds, "--", sys.executable, "-c", _PROBE]
+    proc = subprocess.run([*probe, str(busy.path)], cwd=busy.path, capture_output=True, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    walked, listed, untracked = json.loads(proc.stdout)
+    assert walked == without and listed in (None, without)
+    assert not {"CLAUDE.md", "src/.bashrc"} & set(untracked)

@@ -97,15 +97,40 @@ def _leads_to(rel: str, roots: Sequence[str]) -> bool:
     return any(r.startswith(rel + "/") for r in roots)
 
 
-def claude_denied(root: Path, roots: Sequence[str], artifacts: str) -> list[str]:
+def claude_denied(root: Path, roots: Sequence[str], artifacts: str, plan_folder: str | None = None) -> list[str]:
     """Every existing entry of the work tree outside the write roots, the smallest set of
     names that covers them (a folder no root leads into is one name), the protected paths,
-    `.git` whole and the artifacts root whole. bubblewrap cannot make a folder read-only
-    and one below it writable, so a new file beside a denied one (at the top, say) can
-    still be made: Stop reports it. More names than the bound is a usage error, never a
-    shorter list: a rule left out would be a write let through unsaid."""
+    `.git` whole and the artifacts root but the plan's evidence log (`plan_folder`; None:
+    the artifacts root whole). bubblewrap cannot make a folder read-only and one below it
+    writable, so a new file beside a denied one (at the top, say) can still be made: Stop
+    reports it. More names than the bound is a usage error, never a shorter list: a rule
+    left out would be a write let through unsaid."""
+    if plan_folder is None:
+        out = [*_denied_below(root, "", roots, {".git", artifacts}), artifacts]
+    else:
+        # `verify` appends to the log (by rename, in its folder): the log and the folders on
+        # the way to it stay writable; every other entry of the artifacts root (the plan,
+        # its approvals, the amendments, the reviews, other plans) is named read-only, and
+        # the boundary never reaches into the artifacts root.
+        log = f"{plan_folder}/evidence.jsonl"
+        out = _denied_below(root, "", [*roots, log], {".git", artifacts})
+        if (root / artifacts).is_dir() and not (root / artifacts).is_symlink():
+            out += _denied_below(root, artifacts, [log], set())
+        else:
+            out.append(artifacts)
+    # `.git` whole: its hooks, config, commondir, object store and the hook's own session
+    # records. So no commit is made inside the sandbox (as under Codex's profile). `verify`
+    # writes its objects to a scratch store (docs/agents.md).
+    out += [p for p in PROTECTED if not _covered(p, roots) or "/" not in p]
+    out.append(".git")
+    return sorted({p for p in out if not p.startswith(".git/")})
+
+
+def _denied_below(root: Path, top: str, roots: Sequence[str], skip: set[str]) -> list[str]:
+    """claude_denied's walk of the folder `top` ("" the work tree): the existing entries
+    outside `roots`, each folder no root leads into as one name; `skip` left to the caller."""
     out: list[str] = []
-    stack = [""]
+    stack = [top]
     while stack:
         here = stack.pop()
         try:
@@ -114,7 +139,7 @@ def claude_denied(root: Path, roots: Sequence[str], artifacts: str) -> list[str]
             continue
         for name in names:
             rel = f"{here}/{name}" if here else name
-            if rel in (".git", artifacts) or _covered(rel, roots):
+            if rel in skip or _covered(rel, roots):
                 continue
             # `.claude` is named file by file: Claude Code's sandbox makes its own placeholders
             # in it (`.claude/commands`), which a read-only folder would refuse.
@@ -130,13 +155,7 @@ def claude_denied(root: Path, roots: Sequence[str], artifacts: str) -> list[str]
                 "Keep what lies outside the boundary in fewer folders, or install the managed settings "
                 "(`harness-gate agent-sandbox --managed`, docs/agents.md).",
             )
-    # `.git` whole: its hooks, config, commondir, object store and the hook's own session
-    # records. So no commit is made inside the sandbox (as under Codex's profile), nor does
-    # `verify` run there (docs/agents.md). The artifacts root whole: plans and approvals
-    # are a human's to write.
-    out += [p for p in PROTECTED if not _covered(p, roots) or "/" not in p]
-    out += [".git", artifacts]
-    return sorted({p for p in out if not any(p.startswith(f"{top}/") for top in (".git", artifacts))})
+    return out
 
 
 def claude_mount_points(root: Path, denied: Sequence[str]) -> list[str]:
@@ -286,7 +305,7 @@ def agent_sandbox(cwd: Path, runtimes: Sequence[str]) -> Report:
             current = _claude_current(root, rel)
             _refuse_unsafe(rel, current)
             path.parent.mkdir(parents=True, exist_ok=True)  # a mount point, with the file written in it
-            doc = claude_settings(root, claude_denied(root, roots, cfg.artifacts_dir), current)
+            doc = claude_settings(root, claude_denied(root, roots, cfg.artifacts_dir, plan_folder), current)
             writes.append((rel, json.dumps(doc, indent=2).encode() + b"\n"))
         else:
             if path.exists() and not path.read_bytes().startswith(CODEX_MARK.encode()):
@@ -333,7 +352,7 @@ def stale(root: Path) -> list[str]:
         try:
             current = _claude_current(root, FILES["claude"])
             _refuse_unsafe(FILES["claude"], current)  # written in later (hooks off): stale too
-            if claude_settings(root, claude_denied(root, roots, cfg.artifacts_dir), current) != current:
+            if claude_settings(root, claude_denied(root, roots, cfg.artifacts_dir, plan_folder), current) != current:
                 found.append(FILES["claude"])
         except HarnessGateError:
             found.append(FILES["claude"])

@@ -28,6 +28,12 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     plan_id = governance.plan_id_for(snap, plan_id)
     folder = plans.load(snap, plan_id)
     target = _approval_target(folder, artifact, cwd, root)
+    if artifact is None and snap.config.approvers:
+        # Nothing awaits a first approval: a bare `approve` by a further approver means the
+        # artifact that put the boundary in force (an accepted amendment, say).
+        policy = lifecycle.replay(folder).policy
+        if target == "plan.md" and policy is not None and policy.source.startswith(folder.path + "/"):
+            target = policy.source.rsplit("/", 1)[1] if _approved(folder, target) else target
     path = f"{folder.path}/{target}"
     if path not in snap.files:
         raise usage(f"{path} does not exist")
@@ -43,17 +49,20 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     log_problems = [f for f in folder.findings if f.path.endswith("/approvals.jsonl") and f.blocks]
     if log_problems:
         raise Refused.by(log_problems, "approvals.jsonl is invalid; nothing appended")
-    if approvals_mod.status(folder.approvals, approval_gate, target, art.sha256) is approvals_mod.Status.APPROVED:
-        return Report("approve", lines=(f"{path} is already approved at sha256 {art.sha256}",))
-    refused = lifecycle.approval_blockers(folder, path)
-    if refused:
-        raise Refused.by(refused, "not approvable: fix the artifact first")
     approver = git.ident(root)
     if not approvals_mod.valid_approver(approver):
         raise usage(
             f"the git identity {approver!r} holds characters an approval record cannot carry",
             "Set a plain `git config user.name` and `user.email`.",
         )
+    if approvals_mod.status(folder.approvals, approval_gate, target, art.sha256) is approvals_mod.Status.APPROVED:
+        wanted = _wanted_from(snap, folder, path, approver)
+        if wanted is None:
+            return Report("approve", lines=(f"{path} is already approved at sha256 {art.sha256}",))
+        out.write(f"{path} is approved; {wanted}\n")
+    refused = lifecycle.approval_blockers(folder, path)
+    if refused:
+        raise Refused.by(refused, "not approvable: fix the artifact first")
     out.write("".join(f"{line}\n" for line in _what_is_approved(art)))
     out.write(f"artifact: {path}\nsha256:   {art.sha256}\napprover: {approver}\n{art.kind.gate_line} ")
     out.flush()
@@ -91,6 +100,20 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     )
 
 
+def _wanted_from(snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, path: str, approver: str) -> str | None:
+    """What an `[[approvers]]` rule still wants of an approved artifact that this approver
+    can give (docs/approvers.md), or None: then a second record would add nothing."""
+    if not snap.config.approvers:
+        return None
+    from harness_gate import approvers  # noqa: PLC0415
+
+    me = approvers.principal_of(approver)
+    for t in approvers.tallies(snap, folder, lifecycle.replay(folder)):
+        if t.artifact == path and t.needed and me in t.rule.principals and me not in t.approved:
+            return f"the `{t.rule.name}` approvers rule wants {t.needed} more approval(s): yours is recorded beside"
+    return None
+
+
 def _sandbox_line(root: Path) -> list[str]:
     """The agent's sandbox rules follow the approved boundary: the one that moved now
     leaves them behind until `agent-sandbox` writes them again (`status` says so too)."""
@@ -106,6 +129,15 @@ def _sandbox_line(root: Path) -> list[str]:
         f"then: run `harness-gate agent-sandbox` and restart the agent: {', '.join(stale)} still hold the boundary "
         "approved before"
     ]
+
+
+def _approved(folder: plans.PlanFolder, name: str) -> bool:
+    plan = folder.plan
+    return (
+        name == "plan.md"
+        and plan is not None
+        and approvals_mod.status(folder.approvals, "plan", name, plan.sha256) is approvals_mod.Status.APPROVED
+    )
 
 
 def _what_is_approved(art: Artifact) -> list[str]:

@@ -61,9 +61,20 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         untracked=untracked[0].code if untracked else None,
     )
     reviews = freshness.review_states(root, snap.config, folder, life, tree) if policy is not None else []
-    ci = _ci_verdict(cwd, root, snap.config)
-    if _unfilled_review(snap, folder) is None:  # a review to fill in comes first, whatever CI says
+    # A review to fill in comes first, whatever the review's freshness and CI say.
+    filling = _unfilled_review(snap, folder) is not None
+    if not filling:
         next_step = _review_next(next_step, life, fresh, reviews)
+    approvers = _approvers(snap, folder, life)
+    short = [v for v in approvers if v["needed"]]
+    if short and life.grants_writes:
+        v = short[0]
+        next_step = (
+            f"{v['needed']} more approval(s) for `{v['rule']}`, by {' or '.join(v['waiting_for'])}: each runs "
+            f"harness-gate approve and commits it signed (git commit -S); docs/approvers.md"
+        )
+    ci = _ci_verdict(cwd, root, snap.config)
+    if not filling or (short and life.grants_writes):
         next_step = _ci_next(next_step, life, ci, (fresh, reviews, [path for _, path in records]))
     if location.merge_head.is_file():
         next_step = _merge_next(root, policy.boundary if policy else ())
@@ -88,6 +99,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         "tree": tree,
         "evidence": [{"command_id": f.command_id, "freshness": f.reason} for f in fresh],
         "reviews": [r._asdict() for r in reviews],
+        "approvers": approvers,
         "ci": ci,
         "not_in_index": unstaged,
     }
@@ -101,6 +113,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         f"tree:       {tree or '-'}  (the work tree's fingerprint)",
         "evidence:   " + (", ".join(f"{f.command_id} {f.reason}" for f in fresh) or "-"),
         *_review_lines(reviews),
+        *_approver_lines(approvers),
         _ci_line(ci),
         f"next:       {next_step}",
     ]
@@ -207,6 +220,20 @@ def _next_step(
 
 
 # -- reviews and what CI will say (status informs of both; `check --stage ci` decides) ------
+
+
+def _approvers(snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: lifecycle.Lifecycle) -> list[Any]:
+    if not snap.config.approvers:
+        return []
+    from harness_gate import approvers  # noqa: PLC0415
+
+    return approvers.view(snap, folder, life)
+
+
+def _approver_lines(views: Sequence[Any]) -> list[str]:
+    from harness_gate import approvers  # noqa: PLC0415
+
+    return [f"{'approvers:' if i == 0 else '':<12}{approvers.line(v)}" for i, v in enumerate(views)]
 
 
 def _review_lines(reviews: Sequence[freshness.ReviewState]) -> list[str]:

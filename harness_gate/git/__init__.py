@@ -39,6 +39,7 @@ from harness_gate.git.index import (
     tracked_files,
     tree_without_paths,
     unmerged_paths,
+    unstorable,
     untracked_files,
     verify_index,
     worktree_tree,
@@ -110,7 +111,6 @@ __all__ = [
     "reachable_from", "read_blobs", "read_blobs_capped", "read_paths", "remote_has_branches", "resolve",
     "root_commits", "run", "run_status", "set_branch_setting", "shallow_commits", "signatures", "staged_changes",
     "start", "status_paths", "status_records", "subjects", "symlinks", "toplevel", "tracked_files", "tree_changes",
-    "tree_entries", "tree_patch_chunks", "tree_without", "tree_without_paths", "unmerged_paths", "untracked_files",
-    "verify_index",
-    "worktree_tree",
+    "tree_entries", "tree_patch_chunks", "tree_without", "tree_without_paths", "unmerged_paths", "unstorable",
+    "untracked_files", "verify_index", "worktree_tree",
 ]  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -194,6 +195,22 @@ def untracked_files(root: Path, exclude: str | None = None, outputs: Sequence[st
     return [os.fsdecode(p) for p in terminated(out, "ls-files").split(b"\0") if p]
 
 
+def unstorable(root: Path, paths: Sequence[str]) -> list[str]:
+    """Those of `paths` that no tree can hold: not a regular file, a symbolic link or a
+    folder (a device, a FIFO, a socket). `git add` refuses them ("adding files failed"),
+    and no commit can ever carry them, so a fingerprint leaves them out. Claude Code's
+    sandbox puts such placeholders (character devices) in the tree its commands see."""
+    out = []
+    for p in paths:
+        try:
+            mode = os.lstat(root / p).st_mode
+        except OSError:
+            continue  # gone since the listing: as `add -A` would find it
+        if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode)):
+            out.append(p)
+    return out
+
+
 def tracked_files(root: Path, paths: Sequence[str]) -> set[str]:
     """Which of `paths` the index tracks."""
     if not paths:
@@ -299,12 +316,24 @@ def worktree_tree(
     if untracked is not None and not outputs:
         skipped = f"{exclude}/" if exclude else None
         named = [p for p in untracked if not (skipped and (p + "/").startswith(skipped))]
+        special = set(unstorable(root, named))
+        named = [p for p in named if p not in special]
 
     def work(env: dict[str, str]) -> str:
         env = {**env, **no_filters}
         spec = _worktree_spec(exclude, outputs)
         if named is None:
-            run(["add", "-A", "--", *spec], cwd=root, env=env)
+            try:
+                run(["add", "-A", "--", *spec], cwd=root, env=env)
+            except GitError:
+                # Only for a file no tree can hold is there a second try, without it; any
+                # other failure stands (and an unborn nested repository is named by the caller).
+                special = unstorable(root, untracked_files(root, exclude, outputs))
+                if not special:
+                    raise
+                specs = [*spec, *(f":(top,exclude,literal){p}" for p in special)]
+                data = b"".join(os.fsencode(n) + b"\0" for n in specs)
+                run(["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], cwd=root, env=env, stdin=data)
         else:
             run(["add", "-u", "--", *spec], cwd=root, env=env)
             if named:

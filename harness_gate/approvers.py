@@ -1,0 +1,193 @@
+"""Approvers per path (docs/approvers.md): who must approve a plan whose write boundary
+reaches the paths an `[[approvers]]` rule guards, and how many of them.
+
+A rule counts the approvals of the artifact that put the boundary in force (plan.md, or
+the accepted amendment), given since its bytes last changed. Where commits are judged
+(pre-push, CI, pre-receive) an approval counts for the principal whose good signature,
+by a key the trusted side's allowed_signers lists, is on the commit that added its
+record: one principal once, one key once, and the artifact's author not at all when the
+rule says so. On the index (pre-commit) nothing is signed yet: the records' approver
+names are counted, so that too few is said early; the signatures are judged at push.
+Decides from the facts it is handed (trust.Who); it runs no git itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from harness_gate import boundary
+from harness_gate.config import Approvers
+from harness_gate.findings import Finding, finding
+
+if TYPE_CHECKING:
+    from harness_gate.approvals import Approval
+    from harness_gate.artifacts_tree import ArtifactsTree
+    from harness_gate.lifecycle import Lifecycle
+    from harness_gate.plans import PlanFolder
+
+# Pairs of patterns compared before every rule is taken as reached (fail closed: more
+# approvals asked for, never fewer).
+MAX_COMPARISONS = 200_000
+_EMAIL = re.compile(r"<([^<>]*)>\s*$")
+
+
+@dataclass(frozen=True)
+class Tally:
+    """One rule's count for one artifact."""
+
+    rule: Approvers
+    artifact: str  # the repository path of the artifact whose approvals count
+    approved: tuple[str, ...]  # the principals counted, in the order they approved
+    uncounted: tuple[tuple[str, str], ...]  # (who, why not) for each record that counts for nothing
+    verified: bool  # signatures were judged (a commit check); else the records' names were counted
+    unknown_author: str | None = None  # why the author cannot be known, when the rule excludes them
+
+    @property
+    def met(self) -> bool:
+        return len(self.approved) >= self.rule.count and self.unknown_author is None
+
+    @property
+    def needed(self) -> int:
+        return max(0, self.rule.count - len(self.approved))
+
+    @property
+    def waiting_for(self) -> tuple[str, ...]:
+        """The rule's principals who have not approved (any `needed` of them will do)."""
+        return tuple(p for p in self.rule.principals if p not in self.approved)
+
+
+def reached(rules: Sequence[Approvers], patterns: Sequence[str]) -> list[Approvers]:
+    """The rules whose paths the boundary `patterns` may reach (boundary.overlaps)."""
+    if not rules:
+        return []
+    if len(patterns) * sum(len(r.paths) for r in rules) > MAX_COMPARISONS:
+        return list(rules)
+    return [r for r in rules if any(boundary.overlaps(p, q) for p in patterns for q in r.paths)]
+
+
+def _since_change(records: Sequence[Approval], gate: str, name: str, sha256: str) -> list[Approval]:
+    """The artifact's records given since its bytes last changed (an approval of other
+    bytes, older or newer, ends the run: a rollback counts nobody's earlier approval)."""
+    run: list[Approval] = []
+    for r in sorted((r for r in records if r.gate == gate and r.artifact == name), key=lambda r: r.seq):
+        run = [*run, r] if r.sha256 == sha256 else []
+    return run
+
+
+def principal_of(approver: str) -> str:
+    """The principal a record's `approver` (`Name <email>`) claims: its email, as
+    allowed_signers files name principals."""
+    m = _EMAIL.search(approver)
+    return m.group(1) if m else approver
+
+
+def tally(rule: Approvers, snap: ArtifactsTree, records: Sequence[Approval], artifact: str) -> Tally:
+    who = snap.who
+    verified = who is not None and who.unverified is None
+    authors: frozenset[str] = frozenset()
+    unknown_author = None
+    if rule.exclude_author and verified and who is not None:
+        authors, unknown_author = who.authors(artifact)
+    approved: list[str] = []
+    keys: set[str] = set()
+    uncounted: list[tuple[str, str]] = []
+    for r in records:
+        principal = r.signer if verified else principal_of(r.approver)
+        shown = principal or principal_of(r.approver)
+        if not principal:
+            uncounted.append((shown, "no good signature by an allowed key on the commit that added it"))
+        elif principal not in rule.principals:
+            uncounted.append((shown, f"not one of the `{rule.name}` principals"))
+        elif principal in approved or (verified and r.key in keys):
+            uncounted.append((shown, "already counted (one principal, one key, once)"))
+        elif principal in authors:
+            uncounted.append((shown, "the author, who does not count for their own plan here"))
+        else:
+            approved.append(principal)
+            keys.add(r.key)
+    return Tally(rule, artifact, tuple(approved), tuple(uncounted), verified, unknown_author)
+
+
+def tallies(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle) -> list[Tally]:
+    """Each reached rule's count for the artifact whose approval put the boundary in force."""
+    rules = snap.config.approvers
+    policy = life.policy
+    if not rules or policy is None or folder.plan is None:
+        return []
+    source = policy.source
+    name = source.rsplit("/", 1)[-1]
+    if name == "plan.md":
+        gate, sha = "plan", folder.plan.sha256
+    else:
+        entry = next((e for e in folder.entries if e.path == source), None)
+        if entry is None or entry.artifact is None or not entry.artifact.kind.approval_gate:
+            return []
+        gate, sha = entry.artifact.kind.approval_gate, entry.artifact.sha256
+    records = _since_change(folder.approvals, gate, name, sha)
+    return [tally(rule, snap, records, source) for rule in reached(rules, policy.boundary)]
+
+
+def findings(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle) -> list[Finding]:
+    """HG224 for each reached rule whose count falls short, HG225 where the author a rule
+    excludes cannot be known, HG220 where no signature can be counted at all."""
+    out: list[Finding] = []
+    who = snap.who
+    for t in tallies(snap, folder, life):
+        if who is not None and who.commit is not None and who.unverified is not None:
+            why = who.unverified
+            out.append(finding("HG220", t.artifact, f"the `{t.rule.name}` approvers cannot be counted: {why}"))
+            continue
+        if t.unknown_author is not None:
+            out.append(finding(
+                "HG225", t.artifact, f"the `{t.rule.name}` rule does not count the author, who cannot be known: "
+                f"{t.unknown_author}",
+            ))  # fmt: skip
+        if t.needed:
+            out.append(finding("HG224", t.artifact, describe(t)))
+    return out
+
+
+def describe(t: Tally) -> str:
+    """One line: the rule, what it needs, who counted, who did not and why."""
+    counted = ", ".join(t.approved) or "nobody"
+    text = (
+        f"`{t.rule.name}` needs {t.rule.count} approval(s) by {', '.join(t.rule.principals)}"
+        f"{' (not the author)' if t.rule.exclude_author else ''}; counted: {counted}; {t.needed} more needed"
+    )
+    if t.uncounted:
+        text += "; not counted: " + "; ".join(f"{who} ({why})" for who, why in t.uncounted[:5])
+    if not t.verified:
+        text += " (names as the records give them: the signatures are judged at push)"
+    return text
+
+
+def view(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle) -> list[dict[str, Any]]:
+    """Who has approved and who is still needed, per reached rule (status, the PR view)."""
+    return [
+        {
+            "rule": t.rule.name,
+            "artifact": t.artifact,
+            "count": t.rule.count,
+            "approved": list(t.approved),
+            "needed": t.needed,
+            "waiting_for": list(t.waiting_for),
+            "exclude_author": t.rule.exclude_author,
+            "verified": t.verified,
+            "not_counted": [{"who": who, "why": why} for who, why in t.uncounted],
+        }
+        for t in tallies(snap, folder, life)
+    ]
+
+
+def line(v: Mapping[str, Any]) -> str:
+    """`status`'s line for one rule's view."""
+    approved, waiting = v["approved"], v["waiting_for"]
+    text = f"{v['rule']}: {len(approved)} of {v['count']} ({', '.join(approved) or 'nobody yet'})"
+    if v["needed"]:
+        text += f"; still needed: {v['needed']} of {', '.join(waiting)}"
+    if not v["verified"]:
+        text += "  (as the records name them: CI counts the signatures)"
+    return text

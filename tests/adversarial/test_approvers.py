@@ -1,0 +1,252 @@
+"""Approvers per path (`[[approvers]]`, docs/approvers.md): a plan whose boundary reaches
+`payments/**` needs two approvals by the payments principals, each on a commit signed by
+a different allowed key, the plan's author not counted. Real keys, real `git commit -S`,
+real verification by ssh-keygen, and the pre-commit count of the records' names."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness_gate import approvals
+from tests.adversarial.test_signatures import SIGNERS, ci, commit, findings, signer_line
+from tests.helpers import Repo
+
+pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
+
+RULE = """
+[[approvers]]
+name = "payments"
+paths = ["payments/**"]
+principals = ["alice@example.com", "bob@example.com"]
+count = 2
+exclude_author = {exclude}
+"""
+
+
+def adopt(repo: Repo, keys: dict[str, Path], *, exclude: bool = True) -> Repo:
+    repo.write("README.md", "x\n")
+    repo.write("payments/pay.py", "p = 1\n")
+    assert repo.cli("init").exit_code == 0
+    repo.write(
+        ".harness-gate.toml",
+        "evidence_stages = []\nreview_stages = []\ncompletion_stages = []\n"
+        + RULE.format(exclude="true" if exclude else "false"),
+    )
+    repo.write(SIGNERS, "".join(signer_line(keys, n) for n in ("alice", "bob", "mallory")))
+    commit(repo, "adopt")
+    repo.git("checkout", "-qb", "work")
+    return repo
+
+
+def as_(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setenv("GIT_COMMITTER_NAME", name.title())
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", f"{name}@example.com")
+
+
+def approve_as(repo: Repo, monkeypatch: pytest.MonkeyPatch, name: str, key: Path | None) -> None:
+    as_(monkeypatch, name)
+    repo.approve()
+    commit(repo, f"approval by {name}", key)
+
+
+def plan(repo: Repo, keys: dict[str, Path], boundary: tuple[str, ...] = ("payments/**",), by: str = "mallory") -> None:
+    repo.new_plan("p1", boundary)
+    commit(repo, "plan", keys[by])
+
+
+def code(repo: Repo) -> None:
+    repo.write("payments/pay.py", "p = 2\n")
+    commit(repo, "code")
+
+
+def codes(found: list[tuple[str, str]]) -> list[str]:
+    return sorted(c for c, _ in found)
+
+
+def test_two_approvals_by_two_keys_of_the_rule_pass(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The baseline, so that each case below can fail."""
+    adopt(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    approve_as(repo, monkeypatch, "bob", keys["bob"])
+    code(repo)
+    assert ci(repo) == []
+
+
+def test_one_approval_is_short_of_the_threshold(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adopt(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    code(repo)
+    found = ci(repo)
+    assert codes(found) == ["HG224"] and found[0][1] == "harness/plans/p1/plan.md"
+    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    assert "counted: alice@example.com; 1 more needed" in res.output
+
+
+def test_one_key_counted_twice_is_one_approval(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second record names bob, but the commit that added it is signed with alice's
+    key: the signature says who approved, not the record."""
+    adopt(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    approve_as(repo, monkeypatch, "bob", keys["alice"])
+    code(repo)
+    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    assert res.exit_code == 1 and "HG224" in res.output and "already counted" in res.output
+
+
+def test_the_plans_author_does_not_count(repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    adopt(repo, keys)
+    plan(repo, keys, by="alice")
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    approve_as(repo, monkeypatch, "bob", keys["bob"])
+    code(repo)
+    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    assert res.exit_code == 1 and "HG224" in res.output and "the author" in res.output
+    # Where the rule lets the author count, the same history passes.
+    repo.git("checkout", "-q", "main")
+    repo.write(".harness-gate.toml", repo.read(".harness-gate.toml").decode().replace("= true", "= false"))
+    commit(repo, "let authors count")
+    repo.git("checkout", "-q", "work")
+    repo.git("merge", "-q", "--no-edit", "main")  # a rebase would drop the approvals' signatures
+    assert ci(repo) == []
+
+
+def test_an_unsigned_plan_has_no_known_author(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adopt(repo, keys)
+    repo.new_plan("p1", ("payments/**",))
+    commit(repo, "plan")  # unsigned: anyone could have written it
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    approve_as(repo, monkeypatch, "bob", keys["bob"])
+    code(repo)
+    assert codes(ci(repo)) == ["HG225"]
+
+
+def test_an_unsigned_or_foreign_approval_counts_for_nothing(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adopt(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    approve_as(repo, monkeypatch, "bob", None)  # bob's name, no signature
+    code(repo)
+    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    assert "HG224" in res.output and "no good signature" in res.output
+    # mallory's key is allowed, but mallory is not a payments principal. `approve` will not
+    # add a record that counts for no rule, so mallory writes one by hand.
+    log = repo.path / "harness/plans/p1/approvals.jsonl"
+    last = json.loads(log.read_text().splitlines()[-1])
+    forged = approvals.record(
+        "plan", "plan.md", last["sha256"], "Mallory <mallory@example.com>", plan="p1", seq=last["seq"] + 1,
+        repository=last["repository"],
+    )  # fmt: skip
+    with log.open("a") as fh:
+        fh.write(forged)
+    commit(repo, "mallory's approval", keys["mallory"])
+    repo.write("payments/pay.py", "p = 3\n")
+    commit(repo, "more code")
+    code_again = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    assert "HG224" in code_again.output and "not one of the `payments` principals" in code_again.output
+
+
+def test_a_boundary_that_does_not_reach_the_paths_needs_no_approvers(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adopt(repo, keys)
+    plan(repo, keys, boundary=("src/**", "*.py"))
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    repo.write("src/a.py", "a = 1\n")
+    commit(repo, "code")
+    assert ci(repo) == []
+
+
+def test_a_boundary_that_may_reach_the_paths_needs_them(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`**/*.py` can write payments/pay.py: the rule is reached, even by a change elsewhere."""
+    adopt(repo, keys)
+    plan(repo, keys, boundary=("**/*.py",))
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    repo.write("src/a.py", "a = 1\n")
+    commit(repo, "code")
+    assert codes(ci(repo)) == ["HG224"]
+
+
+def test_approvals_of_older_bytes_do_not_count(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bob approved the plan before it changed; alice approved the new bytes alone."""
+    adopt(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "bob", keys["bob"])
+    path = "harness/plans/p1/plan.md"
+    repo.write(path, repo.read(path).decode().replace("Do it", "Do it well"))
+    commit(repo, "plan changed", keys["mallory"])
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    code(repo)
+    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    assert res.exit_code == 1 and "counted: alice@example.com; 1 more needed" in res.output
+
+
+def test_pre_commit_counts_the_names_it_has(repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing on the index is signed yet: too few names is said at once, enough names
+    pass here and are judged by their signatures at push."""
+    adopt(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    repo.write("payments/pay.py", "p = 2\n")
+    repo.git("add", "-A")
+    found = findings(repo, "--staged")
+    assert codes(found) == ["HG224"]
+    as_(monkeypatch, "bob")
+    repo.approve()
+    repo.git("add", "-A")
+    assert findings(repo, "--staged") == []
+    commit(repo, "code with bob's unsigned approval")
+    assert codes(ci(repo)) == ["HG224"]
+
+
+def test_approve_records_a_second_approver_and_status_names_them(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adopt(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    again = repo.cli("approve", input="y\n")  # alice again: hers is counted already
+    assert "already approved" in again.output
+    as_(monkeypatch, "bob")
+    res = repo.approve()
+    assert "wants 1 more approval(s)" in res.output
+    log = repo.read("harness/plans/p1/approvals.jsonl").decode().splitlines()
+    assert len(log) == 2 and "bob@example.com" in log[1]
+
+
+def test_status_and_the_pull_request_view_say_who_approved_and_who_is_needed(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adopt(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    res = repo.cli("status")
+    assert "approvers:  payments: 1 of 2 (alice@example.com); still needed: 1 of bob@example.com" in res.output
+    assert "next:       1 more approval(s) for `payments`, by bob@example.com" in res.output
+    [view] = json.loads(repo.cli("status", "--format", "json").stdout)["data"]["approvers"]
+    assert view["approved"] == ["alice@example.com"] and view["needed"] == 1 and view["verified"] is False
+    markdown = repo.cli("status", "--format", "markdown").output
+    at = "&#64;&#8203;"  # no @mention in a pull request comment
+    assert f"**Approvers** <code>payments</code>: 1 of 2 (alice{at}example.com); still needed: 1 of bob{at}" in markdown
+    approve_as(repo, monkeypatch, "bob", keys["bob"])
+    assert "approvers:  payments: 2 of 2 (alice@example.com, bob@example.com)" in repo.cli("status").output

@@ -1,0 +1,94 @@
+"""`[[approvers]]` without git: the configuration, and which boundaries reach a rule's
+paths (boundary.overlaps), held to the matcher itself: never "no" where one path is
+covered by both patterns."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+
+import pytest
+
+from harness_gate import boundary, config
+from harness_gate.errors import ConfigError
+
+RULE = '[[approvers]]\npaths = ["payments/**"]\nprincipals = ["alice@x", "bob@x"]\n'
+
+
+def test_a_rule_reads_with_its_defaults() -> None:
+    [rule] = config.parse(RULE.encode(), None).approvers
+    assert rule == config.Approvers("payments/**", ("payments/**",), ("alice@x", "bob@x"), 1, False)
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ("count = 3\n", "count 3 is more than its 2 principal(s)"),
+        ('name = "x"\n' + RULE.replace("[[approvers]]\n", '[[approvers]]\nname = "x"\n'), "the same name"),
+    ],
+)
+def test_a_rule_that_cannot_work_is_a_config_error(extra: str, said: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        config.parse((RULE + extra).encode(), None)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        'paths = ["/abs"]\nprincipals = ["a"]',  # not the boundary dialect
+        'paths = ["harness/**"]\nprincipals = ["a"]',  # the artifacts root
+        'paths = ["x"]\nprincipals = ["a b"]',  # a principal with a space
+        'paths = ["x"]\nprincipals = []',
+        'paths = ["x"]',
+    ],
+)
+def test_a_malformed_rule_is_a_config_error(bad: str) -> None:
+    with pytest.raises(ConfigError):
+        config.parse(f"[[approvers]]\n{bad}\n".encode(), None)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "meet"),
+    [
+        ("payments/**", "payments/**", True),
+        ("payments", "payments/api/x.py", True),  # a wildcard-free pattern covers what is below
+        ("**/*.py", "payments/**", True),
+        ("p*/x.py", "payments/**", True),
+        ("src/**", "payments/**", False),
+        ("*.py", "payments/**", False),  # `*` does not cross `/`
+        ("src/*.py", "src/a/**", False),
+        ("payments/a.py", "payments/b.py", False),
+        ("pay[mn]ents/x", "payments/**", True),
+        ("pay[xy]ents/x", "payments/**", False),
+    ],
+)
+def test_which_boundaries_reach_a_rule(a: str, b: str, meet: bool) -> None:
+    assert boundary.overlaps(a, b) is meet
+    assert boundary.overlaps(b, a) is meet
+
+
+SEGMENTS = ["a", "b", "ab", "a.py", "*", "*.py", "a*", "?", "[ab]", "**", "b**", "x"]
+
+
+@pytest.mark.slow
+def test_overlaps_never_says_no_where_a_path_is_covered_by_both() -> None:
+    """The differential: generated patterns and paths, the matcher as the oracle."""
+    rng = random.Random(20261203)
+    patterns = {"/".join(rng.choice(SEGMENTS) for _ in range(rng.randint(1, 3))) for _ in range(400)}
+    valid = []
+    for p in sorted(patterns):
+        try:
+            boundary.validate(p, "harness")
+        except boundary.PatternError:
+            continue
+        valid.append(p)
+    names = ["a", "b", "ab", "a.py", "b.py", "x", "abc"]
+    paths = {"/".join(rng.choice(names) for _ in range(rng.randint(1, 4))) for _ in range(600)}
+    covered = {p: {q for q in paths if boundary.Boundary.compile([p]).matches(q.encode())} for p in valid}
+    checked = 0
+    for a, b in itertools.combinations(valid, 2):
+        if covered[a] & covered[b]:
+            checked += 1
+            assert boundary.overlaps(a, b), (a, b, sorted(covered[a] & covered[b])[:3])
+    assert checked > 1000  # the test has something to hold
