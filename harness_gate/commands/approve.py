@@ -108,7 +108,8 @@ def _wanted_from(snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, p
     from harness_gate import approvers  # noqa: PLC0415
 
     me = approvers.principal_of(approver)
-    for t in approvers.tallies(snap, folder, lifecycle.replay(folder)):
+    read = artifacts_tree.file_reader(snap.root, git.head(snap.root))
+    for t in approvers.tallies(snap, folder, lifecycle.replay(folder), read):
         if t.artifact == path and t.needed and me in t.rule.principals and me not in t.approved:
             return f"the `{t.rule.name}` approvers rule wants {t.needed} more approval(s): yours is recorded beside"
     return None

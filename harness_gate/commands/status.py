@@ -213,7 +213,7 @@ def _approvers(snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, lif
         return []
     from harness_gate import approvers  # noqa: PLC0415
 
-    return approvers.view(snap, folder, life)
+    return approvers.view(snap, folder, life, artifacts_tree.file_reader(snap.root, git.head(snap.root)))
 
 
 def _approver_lines(views: Sequence[Any]) -> list[str]:

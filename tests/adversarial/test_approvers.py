@@ -250,3 +250,89 @@ def test_status_and_the_pull_request_view_say_who_approved_and_who_is_needed(
     assert f"**Approvers** <code>payments</code>: 1 of 2 (alice{at}example.com); still needed: 1 of bob{at}" in markdown
     approve_as(repo, monkeypatch, "bob", keys["bob"])
     assert "approvers:  payments: 2 of 2 (alice@example.com, bob@example.com)" in repo.cli("status").output
+
+
+OWNERS_RULE = """
+[[approvers]]
+name = "owners"
+codeowners = ".github/CODEOWNERS"
+[approvers.aliases]
+"@payments-team" = ["alice@example.com", "bob@example.com"]
+"@all-hands" = ["mallory@example.com"]
+"""
+CODEOWNERS = "# who owns what\n*  @all-hands\n/payments/  @payments-team\n/docs/\n"
+
+
+def adopt_owners(repo: Repo, keys: dict[str, Path], codeowners: str | None = CODEOWNERS) -> Repo:
+    repo.write("README.md", "x\n")
+    repo.write("payments/pay.py", "p = 1\n")
+    assert repo.cli("init").exit_code == 0
+    repo.write(".harness-gate.toml", "evidence_stages = []\nreview_stages = []\ncompletion_stages = []\n" + OWNERS_RULE)
+    if codeowners is not None:
+        repo.write(".github/CODEOWNERS", codeowners)
+    repo.write(SIGNERS, "".join(signer_line(keys, n) for n in ("alice", "bob", "mallory")))
+    commit(repo, "adopt")
+    repo.git("checkout", "-qb", "work")
+    return repo
+
+
+def test_codeowners_the_last_matching_line_owns_the_boundary(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`payments/**` is owned by the payments team alone: the `*` line above it is shadowed."""
+    adopt_owners(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "mallory", keys["mallory"])  # all-hands: not an owner here
+    code(repo)
+    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    assert res.exit_code == 1 and "`owners:3` needs 1 approval(s) by alice@example.com, bob@example.com" in res.output
+    assert "owners:2" not in res.output
+    approve_as(repo, monkeypatch, "bob", keys["bob"])
+    repo.write("payments/pay.py", "p = 3\n")
+    commit(repo, "more code")
+    # The first code commit stays short; judge from the approval on.
+    assert ci_from(repo, "HEAD~2") == []
+
+
+def ci_from(repo: Repo, base: str) -> list[tuple[str, str]]:
+    return findings(repo, "--base", base, "--head", "HEAD", "--stage", "ci")
+
+
+def test_codeowners_a_boundary_elsewhere_is_owned_by_the_catch_all(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adopt_owners(repo, keys)
+    plan(repo, keys, boundary=("src/**",))
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    repo.write("src/a.py", "a = 1\n")
+    commit(repo, "code")
+    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    assert "`owners:2` needs 1 approval(s) by mallory@example.com" in res.output
+
+
+def test_codeowners_is_read_from_the_trusted_side(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The branch drops the payments line: the base's CODEOWNERS still asks for it."""
+    adopt_owners(repo, keys)
+    plan(repo, keys)
+    repo.write(".github/CODEOWNERS", "*  @all-hands\n")
+    commit(repo, "own it all", keys["mallory"])
+    approve_as(repo, monkeypatch, "mallory", keys["mallory"])
+    code(repo)
+    assert "HG224" in codes(ci(repo))
+
+
+@pytest.mark.parametrize(
+    ("codeowners", "said"),
+    [(None, "is not a file on the trusted side"), ("/pay[mn]ents/ @payments-team\n", "has no sure meaning")],
+)
+def test_a_codeowners_file_that_cannot_be_read_blocks(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch, codeowners: str | None, said: str
+) -> None:
+    adopt_owners(repo, keys, codeowners)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    code(repo)
+    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    assert res.exit_code == 1 and "HG226" in res.output and said in res.output
