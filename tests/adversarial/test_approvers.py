@@ -336,3 +336,41 @@ def test_a_codeowners_file_that_cannot_be_read_blocks(
     code(repo)
     res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
     assert res.exit_code == 1 and "HG226" in res.output and said in res.output
+
+
+def test_a_branch_that_drops_the_rule_is_judged_by_the_rule(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The configuration is read from the base: a plan that names the config exactly and
+    removes the rule still needs the approvals the base asks for."""
+    adopt(repo, keys)
+    plan(repo, keys, boundary=("payments/**", ".harness-gate.toml"))
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    repo.write(".harness-gate.toml", "evidence_stages = []\nreview_stages = []\ncompletion_stages = []\n")
+    code(repo)
+    assert "HG224" in codes(ci(repo))
+
+
+@pytest.mark.slow
+def test_the_server_side_gate_holds_the_threshold(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A real `git push` to a bare repository whose pre-receive hook is the gate: the
+    signatures are verified in git's quarantine, against the default branch's anchors."""
+    from tests.test_pre_receive import push, server  # noqa: PLC0415
+
+    adopt(repo, keys)
+    bare = server(tmp_path)
+    repo.git("remote", "add", "origin", str(bare))
+    assert push(repo, "main").returncode == 0
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    repo.git("branch", "approved-once")
+    code(repo)
+    short = push(repo, "work")
+    assert short.returncode != 0 and "HG224" in short.stderr and "1 more needed" in short.stderr
+    repo.git("checkout", "-q", "-b", "twice", "approved-once")
+    approve_as(repo, monkeypatch, "bob", keys["bob"])
+    code(repo)
+    out = push(repo, "twice")
+    assert out.returncode == 0, out.stderr
