@@ -357,7 +357,7 @@ def test_the_server_side_gate_holds_the_threshold(
 ) -> None:
     """A real `git push` to a bare repository whose pre-receive hook is the gate: the
     signatures are verified in git's quarantine, against the default branch's anchors."""
-    from tests.test_pre_receive import push, server  # noqa: PLC0415
+    from tests.test_pre_receive import push, server
 
     adopt(repo, keys)
     bare = server(tmp_path)
