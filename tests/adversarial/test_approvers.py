@@ -79,6 +79,22 @@ def test_two_approvals_by_two_keys_of_the_rule_pass(
     assert ci(repo) == []
 
 
+def test_the_threshold_is_counted_at_the_head(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Code committed while one approval was in: once the second lands, the branch passes,
+    with no history rewritten; each commit still needs the plan approved (HG202)."""
+    adopt(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    code(repo)
+    assert codes(ci(repo)) == ["HG224"]
+    approve_as(repo, monkeypatch, "bob", keys["bob"])
+    assert ci(repo) == []
+    # An artifacts-only change needs no approvers: the approvals' own commits pass alone.
+    assert findings(repo, "--base", "HEAD~1", "--head", "HEAD", "--stage", "ci") == []
+
+
 def test_one_approval_is_short_of_the_threshold(
     repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -288,14 +304,7 @@ def test_codeowners_the_last_matching_line_owns_the_boundary(
     assert res.exit_code == 1 and "`owners:3` needs 1 approval(s) by alice@example.com, bob@example.com" in res.output
     assert "owners:2" not in res.output
     approve_as(repo, monkeypatch, "bob", keys["bob"])
-    repo.write("payments/pay.py", "p = 3\n")
-    commit(repo, "more code")
-    # The first code commit stays short; judge from the approval on.
-    assert ci_from(repo, "HEAD~2") == []
-
-
-def ci_from(repo: Repo, base: str) -> list[tuple[str, str]]:
-    return findings(repo, "--base", base, "--head", "HEAD", "--stage", "ci")
+    assert ci(repo) == []  # counted at the head: an approval after the code counts
 
 
 def test_codeowners_a_boundary_elsewhere_is_owned_by_the_catch_all(
