@@ -44,6 +44,7 @@ class Tally:
     uncounted: tuple[tuple[str, str], ...]  # (who, why not) for each record that counts for nothing
     verified: bool  # signatures were judged (a commit check); else the records' names were counted
     unknown_author: str | None = None  # why the author cannot be known, when the rule excludes them
+    authors: tuple[str, ...] = ()  # the rule's principals who wrote the artifact, when it excludes them
 
     @property
     def met(self) -> bool:
@@ -55,8 +56,8 @@ class Tally:
 
     @property
     def waiting_for(self) -> tuple[str, ...]:
-        """The rule's principals who have not approved (any `needed` of them will do)."""
-        return tuple(p for p in self.rule.principals if p not in self.approved)
+        """The rule's principals who have not approved and may (any `needed` of them will do)."""
+        return tuple(p for p in self.rule.principals if p not in self.approved and p not in self.authors)
 
 
 def reached(rules: Sequence[Approvers], patterns: Sequence[str]) -> list[Approvers]:
@@ -206,7 +207,8 @@ def tally(rule: Approvers, snap: ArtifactsTree, records: Sequence[Approval], art
         else:
             approved.append(principal)
             keys.add(r.key)
-    return Tally(rule, artifact, tuple(approved), tuple(uncounted), verified, unknown_author)
+    mine = tuple(p for p in rule.principals if p in authors)
+    return Tally(rule, artifact, tuple(approved), tuple(uncounted), verified, unknown_author, mine)
 
 
 def _reader(snap: ArtifactsTree, read: Callable[[str], bytes | None] | None) -> Callable[[str], bytes | None] | None:
@@ -286,6 +288,7 @@ def view(
             "needed": t.needed,
             "waiting_for": list(t.waiting_for),
             "exclude_author": t.rule.exclude_author,
+            "authors": list(t.authors),
             "verified": t.verified,
             "not_counted": [{"who": who, "why": why} for who, why in t.uncounted],
         }

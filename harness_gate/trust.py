@@ -351,6 +351,22 @@ def anchors(root: Path, config: Config, *, base: str | None, head: str | None) -
         found.close()
 
 
+@contextlib.contextmanager
+def head_state(root: Path, config: Config, base: str | None) -> Iterator[ArtifactsTree | None]:
+    """The HEAD commit's state with its records vouched for as a check from `base` would
+    (signatures counted against the base's allowed_signers): what `status` and `approve`
+    count the approvers rules on, so that they say what CI will. None before a commit."""
+    from harness_gate import artifacts_tree  # noqa: PLC0415  (a cycle at import time)
+
+    head = git.head(root)
+    if head is None:
+        yield None
+        return
+    snap = artifacts_tree.from_commit(root, head, config)
+    with anchors(root, config, base=base, head=head) as found:
+        yield vouched(snap, found, head)
+
+
 def vouched(snap: ArtifactsTree, anchors: Anchors | None, commit: str | None) -> ArtifactsTree:
     """The state with its approval records filtered by the check's trust anchors."""
     if anchors is None:

@@ -260,7 +260,8 @@ def test_status_and_the_pull_request_view_say_who_approved_and_who_is_needed(
     assert "approvers:  payments: 1 of 2 (alice@example.com); still needed: 1 of bob@example.com" in res.output
     assert "next:       1 more approval(s) for `payments`, by bob@example.com" in res.output
     [view] = json.loads(repo.cli("status", "--format", "json").stdout)["data"]["approvers"]
-    assert view["approved"] == ["alice@example.com"] and view["needed"] == 1 and view["verified"] is False
+    # Counted as CI counts: the signatures of HEAD's records, against main's allowed_signers.
+    assert view["approved"] == ["alice@example.com"] and view["needed"] == 1 and view["verified"] is True
     markdown = repo.cli("status", "--format", "markdown").output
     at = "&#64;&#8203;"  # no @mention in a pull request comment
     assert f"**Approvers** <code>payments</code>: 1 of 2 (alice{at}example.com); still needed: 1 of bob{at}" in markdown
@@ -383,3 +384,32 @@ def test_the_server_side_gate_holds_the_threshold(
     code(repo)
     out = push(repo, "twice")
     assert out.returncode == 0, out.stderr
+
+
+def test_status_and_approve_count_as_ci_does_the_author_excluded(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """alice wrote and approved the plan, bob approved: by name that is two, but CI counts
+    one (the author does not count). status says one; approve takes the one still needed,
+    and status says it is not counted until committed."""
+    repo.write("README.md", "x\n")
+    assert repo.cli("init").exit_code == 0
+    rule = RULE.format(exclude="true").replace('"bob@example.com"]', '"bob@example.com", "mallory@example.com"]')
+    repo.write(".harness-gate.toml", "evidence_stages = []\nreview_stages = []\ncompletion_stages = []\n" + rule)
+    repo.write(SIGNERS, "".join(signer_line(keys, n) for n in ("alice", "bob", "mallory")))
+    commit(repo, "adopt")
+    repo.git("checkout", "-qb", "work")
+    plan(repo, keys, by="alice")
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    approve_as(repo, monkeypatch, "bob", keys["bob"])
+    res = repo.cli("status")
+    assert "payments: 1 of 2 (bob@example.com); still needed: 1 of mallory@example.com" in res.output
+    as_(monkeypatch, "mallory")
+    got = repo.approve()
+    assert "wants 1 more approval(s)" in got.output
+    assert "not committed yet, so not counted: mallory@example.com" in repo.cli("status").output
+    assert "already approved" in repo.cli("approve", input="y\n").output  # recorded once, not twice
+    commit(repo, "approval by mallory", keys["mallory"])
+    repo.write("payments/pay.py", "p = 2\n")
+    commit(repo, "code")
+    assert ci(repo) == []
