@@ -144,7 +144,9 @@ def from_codeowners(rule: Approvers, data: bytes | None, artifacts_dir: str) -> 
     for i, (n, patterns, owners, owned) in enumerate(entries):
         if not owned:
             continue  # a line without owners: its paths need no approval (it still shadows)
-        later = tuple(p for _, pats, _, _ in entries[i + 1 :] for p in pats)
+        # A later line shadows only what it surely owns: its first, narrow translation
+        # (`docs/*`, not the `docs/*/**` a rule asks for besides).
+        later = tuple(pats[0] for _, pats, _, _ in entries[i + 1 :])
         out.append(Approvers(f"{rule.name}:{n}", patterns, owners, rule.count, rule.exclude_author,
                              shadowed_by=later))  # fmt: skip
     return out, None
@@ -218,23 +220,28 @@ def _reader(snap: ArtifactsTree, read: Callable[[str], bytes | None] | None) -> 
 def tallies(
     snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle, read: Callable[[str], bytes | None] | None = None
 ) -> list[Tally]:
-    """Each reached rule's count for the artifact whose approval put the boundary in force.
+    """Each reached rule's count, for every artifact that put a boundary in force (the
+    plan, each accepted amendment): code written under a boundary that reached a rule
+    answers to it, though a later amendment narrowed the boundary.
     `read`: the trusted side's files, where the state has no signatures to read them by."""
     rules, _ = expanded(snap.config.approvers, _reader(snap, read), snap.artifacts_dir)
-    policy = life.policy
-    if not rules or policy is None or folder.plan is None:
+    if not rules or life.policy is None or folder.plan is None:
         return []
-    source = policy.source
-    name = source.rsplit("/", 1)[-1]
-    if name == "plan.md":
-        gate, sha = "plan", folder.plan.sha256
-    else:
-        entry = next((e for e in folder.entries if e.path == source), None)
-        if entry is None or entry.artifact is None or not entry.artifact.kind.approval_gate:
-            return []
-        gate, sha = entry.artifact.kind.approval_gate, entry.artifact.sha256
-    records = _since_change(folder.approvals, gate, name, sha)
-    return [tally(rule, snap, records, source) for rule in reached(rules, policy.boundary)]
+    out: list[Tally] = []
+    for policy in life.policies or (life.policy,):
+        source = policy.source
+        name = source.rsplit("/", 1)[-1]
+        if name == "plan.md":
+            gate, sha = "plan", folder.plan.sha256
+        else:
+            entry = next((e for e in folder.entries if e.path == source), None)
+            art = entry.artifact if entry is not None else None
+            # The replay only accepts an approved artifact: one that is not there now is
+            # counted as approved by nobody (fail closed), never skipped.
+            gate, sha = (art.kind.approval_gate, art.sha256) if art is not None else ("amendment", "")
+        records = _since_change(folder.approvals, gate, name, sha) if sha else []
+        out += [tally(rule, snap, records, source) for rule in reached(rules, policy.boundary)]
+    return out
 
 
 def findings(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle) -> list[Finding]:

@@ -13,7 +13,7 @@ import pytest
 
 from harness_gate import approvals
 from tests.adversarial.test_signatures import SIGNERS, ci, commit, findings, signer_line
-from tests.helpers import Repo
+from tests.helpers import Repo, amendment_md, plan_sha
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
 
@@ -413,3 +413,36 @@ def test_status_and_approve_count_as_ci_does_the_author_excluded(
     repo.write("payments/pay.py", "p = 2\n")
     commit(repo, "code")
     assert ci(repo) == []
+
+
+def test_an_amendment_that_narrows_the_boundary_leaves_the_code_answering_to_the_rule(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Code written under `payments/**` with one approval, then an amendment to `docs/**`:
+    the payments change still needs the rule's two approvals of the plan."""
+    adopt(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    code(repo)
+    folder = "harness/plans/p1"
+    repo.write(f"{folder}/001-amendment.md", amendment_md(plan_sha(repo, folder), material=True, boundary=("docs/**",)))
+    commit(repo, "amend", keys["mallory"])
+    as_(monkeypatch, "alice")
+    repo.approve("001-amendment.md")
+    commit(repo, "approve amendment", keys["alice"])
+    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    assert res.exit_code == 1 and "HG224" in res.output and "plan.md" in res.output
+
+
+def test_a_codeowners_wildcard_line_shadows_only_what_it_owns(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GitHub: `/payments/*` owns no nested file, so `payments/sub/x.py` stays the payments
+    team's, though the rule asks `/payments/*`'s owners for what is below it too."""
+    repo.write("payments/sub/x.py", "x = 1\n")
+    adopt_owners(repo, keys, codeowners="/payments/  @payments-team\n/payments/*\n")
+    plan(repo, keys, boundary=("payments/*/**",))
+    approve_as(repo, monkeypatch, "mallory", keys["mallory"])
+    repo.write("payments/sub/x.py", "x = 2\n")
+    commit(repo, "code")
+    assert "HG224" in codes(ci(repo))
