@@ -87,6 +87,9 @@ APPROVE_DENIED = (
 CODEX_MCP = (
     " To let MCP tools through unjudged, a human removes `mcp__.*` from the PreToolUse matcher in .codex/hooks.json."
 )
+GEMINI_MCP = (
+    " To let MCP tools through unjudged, a human removes `mcp_.*` from the BeforeTool matcher in .gemini/settings.json."
+)
 
 
 @dataclass(frozen=True)
@@ -188,7 +191,9 @@ def pre_tool_answer(runtime: str, decision: Decision) -> tuple[int, str, str]:
     if runtime in ("codex", "gemini") and decision.kind == "ask":
         # Codex parses `ask` but does not support it: the hook counts as failed and the call
         # runs. What would be asked is denied (an MCP tool) or let through (a shell command).
-        decision = Decision(decision.cannot_ask, decision.cannot_ask_reason)
+        name, hint = ("Codex", CODEX_MCP) if runtime == "codex" else ("Gemini CLI", GEMINI_MCP)
+        reason = decision.cannot_ask_reason.replace("{runtime}", name).replace("{mcp_hint}", hint)
+        decision = Decision(decision.cannot_ask, reason)
     if decision.kind == "allow":
         return 0, "", ""
     if runtime == "codex":
@@ -390,7 +395,7 @@ def mcp(tool: str) -> Decision:
     return Decision(
         "ask",
         f"{what}, so a human decides. The commit gate still judges what it changes in the repository.",
-        cannot_ask_reason=f"{what}, and Codex cannot ask a human from a hook: denied (fail closed).{CODEX_MCP}",
+        cannot_ask_reason=f"{what}, and {{runtime}} cannot ask a human from a hook: denied (fail closed).{{mcp_hint}}",
     )
 
 

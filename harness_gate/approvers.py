@@ -14,7 +14,7 @@ Decides from the facts it is handed (trust.Who); it runs no git itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,7 @@ class Tally:
     uncounted: tuple[tuple[str, str], ...]  # (who, why not) for each record that counts for nothing
     verified: bool  # signatures were judged (a commit check); else the records' names were counted
     unknown_author: str | None = None  # why the author cannot be known, when the rule excludes them
+    authors: tuple[str, ...] = ()  # the rule's principals who wrote the artifact, when it excludes them
 
     @property
     def met(self) -> bool:
@@ -55,17 +56,117 @@ class Tally:
 
     @property
     def waiting_for(self) -> tuple[str, ...]:
-        """The rule's principals who have not approved (any `needed` of them will do)."""
-        return tuple(p for p in self.rule.principals if p not in self.approved)
+        """The rule's principals who have not approved and may (any `needed` of them will do)."""
+        return tuple(p for p in self.rule.principals if p not in self.approved and p not in self.authors)
 
 
 def reached(rules: Sequence[Approvers], patterns: Sequence[str]) -> list[Approvers]:
-    """The rules whose paths the boundary `patterns` may reach (boundary.overlaps)."""
+    """The rules whose paths the boundary `patterns` may reach (boundary.overlaps). A
+    CODEOWNERS line is not reached through a boundary pattern that a later line covers
+    whole (GitHub: the last matching line owns a file)."""
     if not rules:
         return []
-    if len(patterns) * sum(len(r.paths) for r in rules) > MAX_COMPARISONS:
+    if len(patterns) * sum(len(r.paths) + len(r.shadowed_by) for r in rules) > MAX_COMPARISONS:
         return list(rules)
-    return [r for r in rules if any(boundary.overlaps(p, q) for p in patterns for q in r.paths)]
+    return [
+        r
+        for r in rules
+        if any(
+            any(boundary.overlaps(p, q) for q in r.paths) and not boundary.inside(p, r.shadowed_by) for p in patterns
+        )
+    ]
+
+
+# GitHub reads at most 3 MB of a CODEOWNERS file; a line is a pattern and its owners.
+MAX_CODEOWNERS_BYTES = 3 * 1024 * 1024
+MAX_CODEOWNERS_LINES = 10_000
+
+
+def codeowners_patterns(raw: str, artifacts_dir: str) -> tuple[str, ...] | None:
+    """A CODEOWNERS pattern (gitignore's rules, as GitHub applies them) in the boundary
+    dialect, or None where it has no sure translation (an escape, a negation, a set):
+    the rule then fails closed. A pattern without a `/` but at its end matches at any
+    depth; one without wildcards, or ending in `/`, also covers what is below it; one
+    with wildcards covers what is below what it matches too (stricter than GitHub's
+    `docs/*`, which owns no deeper file: more approvals asked for, never fewer)."""
+    if not raw or "\\" in raw or raw.startswith("!") or "[" in raw or raw == "/":
+        return None
+    anchored = raw.startswith("/") or "/" in raw.rstrip("/")
+    below_only = raw.endswith("/")
+    core = raw.strip("/")
+    if core in ("*", "**"):
+        return ("**",)
+    if not anchored:
+        core = f"**/{core}"
+    if below_only:
+        out: tuple[str, ...] = (f"{core}/**",)
+    elif boundary.has_wildcard(core):
+        out = (core, f"{core}/**")
+    else:
+        out = (core,)
+    try:
+        for p in out:
+            boundary.validate(p, artifacts_dir)
+    except boundary.PatternError:
+        return None
+    return out
+
+
+def from_codeowners(rule: Approvers, data: bytes | None, artifacts_dir: str) -> tuple[list[Approvers], str | None]:
+    """One rule per CODEOWNERS line, its owners mapped to principals (`aliases`; an email
+    owner is its own principal), each line shadowed by the lines after it; or why not."""
+    where = f"{rule.codeowners} (approvers rule `{rule.name}`)"
+    if data is None:
+        return [], f"{where} is not a file on the trusted side (the base commit; HEAD for a commit)"
+    if len(data) > MAX_CODEOWNERS_BYTES:
+        return [], f"{where} is over {MAX_CODEOWNERS_BYTES} bytes"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return [], f"{where} is not UTF-8"
+    lines = text.splitlines()
+    if len(lines) > MAX_CODEOWNERS_LINES:
+        return [], f"{where} has over {MAX_CODEOWNERS_LINES} lines"
+    aliases = dict(rule.aliases)
+    entries: list[tuple[int, tuple[str, ...], tuple[str, ...], bool]] = []
+    for n, line in enumerate(lines, start=1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        patterns = codeowners_patterns(words[0], artifacts_dir)
+        if patterns is None:
+            return [], f"{where}, line {n}: `{words[0]}` has no sure meaning in the boundary dialect"
+        principals: list[str] = []
+        for owner in words[1:]:
+            principals += aliases.get(owner, [owner] if "@" in owner and not owner.startswith("@") else [])
+        entries.append((n, patterns, tuple(dict.fromkeys(principals)), len(words) > 1))
+    out = []
+    for i, (n, patterns, owners, owned) in enumerate(entries):
+        if not owned:
+            continue  # a line without owners: its paths need no approval (it still shadows)
+        # A later line shadows only what it surely owns: its first, narrow translation
+        # (`docs/*`, not the `docs/*/**` a rule asks for besides).
+        later = tuple(pats[0] for _, pats, _, _ in entries[i + 1 :])
+        out.append(Approvers(f"{rule.name}:{n}", patterns, owners, rule.count, rule.exclude_author,
+                             shadowed_by=later))  # fmt: skip
+    return out, None
+
+
+def expanded(
+    rules: Sequence[Approvers], read: Callable[[str], bytes | None] | None, artifacts_dir: str
+) -> tuple[list[Approvers], list[str]]:
+    """The rules with each CODEOWNERS rule replaced by its lines, and why any cannot be."""
+    out: list[Approvers] = []
+    problems: list[str] = []
+    for rule in rules:
+        if rule.codeowners is None:
+            out.append(rule)
+            continue
+        lines, why = from_codeowners(rule, read(rule.codeowners) if read else None, artifacts_dir)
+        out += lines
+        if why is not None:
+            problems.append(why)
+    return out, problems
 
 
 def _since_change(records: Sequence[Approval], gate: str, name: str, sha256: str) -> list[Approval]:
@@ -108,26 +209,39 @@ def tally(rule: Approvers, snap: ArtifactsTree, records: Sequence[Approval], art
         else:
             approved.append(principal)
             keys.add(r.key)
-    return Tally(rule, artifact, tuple(approved), tuple(uncounted), verified, unknown_author)
+    mine = tuple(p for p in rule.principals if p in authors)
+    return Tally(rule, artifact, tuple(approved), tuple(uncounted), verified, unknown_author, mine)
 
 
-def tallies(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle) -> list[Tally]:
-    """Each reached rule's count for the artifact whose approval put the boundary in force."""
-    rules = snap.config.approvers
-    policy = life.policy
-    if not rules or policy is None or folder.plan is None:
+def _reader(snap: ArtifactsTree, read: Callable[[str], bytes | None] | None) -> Callable[[str], bytes | None] | None:
+    return snap.who.trusted_file if snap.who is not None else read
+
+
+def tallies(
+    snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle, read: Callable[[str], bytes | None] | None = None
+) -> list[Tally]:
+    """Each reached rule's count, for every artifact that put a boundary in force (the
+    plan, each accepted amendment): code written under a boundary that reached a rule
+    answers to it, though a later amendment narrowed the boundary.
+    `read`: the trusted side's files, where the state has no signatures to read them by."""
+    rules, _ = expanded(snap.config.approvers, _reader(snap, read), snap.artifacts_dir)
+    if not rules or life.policy is None or folder.plan is None:
         return []
-    source = policy.source
-    name = source.rsplit("/", 1)[-1]
-    if name == "plan.md":
-        gate, sha = "plan", folder.plan.sha256
-    else:
-        entry = next((e for e in folder.entries if e.path == source), None)
-        if entry is None or entry.artifact is None or not entry.artifact.kind.approval_gate:
-            return []
-        gate, sha = entry.artifact.kind.approval_gate, entry.artifact.sha256
-    records = _since_change(folder.approvals, gate, name, sha)
-    return [tally(rule, snap, records, source) for rule in reached(rules, policy.boundary)]
+    out: list[Tally] = []
+    for policy in life.policies or (life.policy,):
+        source = policy.source
+        name = source.rsplit("/", 1)[-1]
+        if name == "plan.md":
+            gate, sha = "plan", folder.plan.sha256
+        else:
+            entry = next((e for e in folder.entries if e.path == source), None)
+            art = entry.artifact if entry is not None else None
+            # The replay only accepts an approved artifact: one that is not there now is
+            # counted as approved by nobody (fail closed), never skipped.
+            gate, sha = (art.kind.approval_gate, art.sha256) if art is not None else ("amendment", "")
+        records = _since_change(folder.approvals, gate, name, sha) if sha else []
+        out += [tally(rule, snap, records, source) for rule in reached(rules, policy.boundary)]
+    return out
 
 
 def findings(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle) -> list[Finding]:
@@ -135,6 +249,9 @@ def findings(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle) -> list[F
     excludes cannot be known, HG220 where no signature can be counted at all."""
     out: list[Finding] = []
     who = snap.who
+    if folder.plan is not None and life.policy is not None:
+        _, problems = expanded(snap.config.approvers, _reader(snap, None), snap.artifacts_dir)
+        out += [finding("HG226", life.policy.source, why) for why in problems]
     for t in tallies(snap, folder, life):
         if who is not None and who.commit is not None and who.unverified is not None:
             why = who.unverified
@@ -153,8 +270,9 @@ def findings(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle) -> list[F
 def describe(t: Tally) -> str:
     """One line: the rule, what it needs, who counted, who did not and why."""
     counted = ", ".join(t.approved) or "nobody"
+    by = ", ".join(t.rule.principals) or "nobody it can name (map the CODEOWNERS owners to principals: `aliases`)"
     text = (
-        f"`{t.rule.name}` needs {t.rule.count} approval(s) by {', '.join(t.rule.principals)}"
+        f"`{t.rule.name}` needs {t.rule.count} approval(s) by {by}"
         f"{' (not the author)' if t.rule.exclude_author else ''}; counted: {counted}; {t.needed} more needed"
     )
     if t.uncounted:
@@ -164,7 +282,9 @@ def describe(t: Tally) -> str:
     return text
 
 
-def view(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle) -> list[dict[str, Any]]:
+def view(
+    snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle, read: Callable[[str], bytes | None] | None = None
+) -> list[dict[str, Any]]:
     """Who has approved and who is still needed, per reached rule (status, the PR view)."""
     return [
         {
@@ -175,10 +295,11 @@ def view(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle) -> list[dict[
             "needed": t.needed,
             "waiting_for": list(t.waiting_for),
             "exclude_author": t.rule.exclude_author,
+            "authors": list(t.authors),
             "verified": t.verified,
             "not_counted": [{"who": who, "why": why} for who, why in t.uncounted],
         }
-        for t in tallies(snap, folder, life)
+        for t in tallies(snap, folder, life, read)
     ]
 
 

@@ -217,7 +217,15 @@ def config_of(read: Mapping[str, bytes]) -> config_mod.Config:
                     **{**doc["pre_receive"], "branches": tuple(doc["pre_receive"]["branches"])}
                 ),
                 "approvers": tuple(
-                    config_mod.Approvers(**{**a, "paths": tuple(a["paths"]), "principals": tuple(a["principals"])})
+                    config_mod.Approvers(
+                        **{
+                            **a,
+                            "paths": tuple(a["paths"]),
+                            "principals": tuple(a["principals"]),
+                            "aliases": tuple((k, tuple(v)) for k, v in a["aliases"]),
+                            "shadowed_by": tuple(a["shadowed_by"]),
+                        }
+                    )
                     for a in doc["approvers"]
                 ),
             }
@@ -508,3 +516,18 @@ def ignored_config(root: Path) -> list[Finding]:
         "HG902", "pyproject.toml", f"its [tool.harness-gate] table is not read: {config_mod.CONFIG_FILE} is the "
         "configuration (docs/config.md)", severity=Severity.WARNING,
     )]  # fmt: skip
+
+
+def file_reader(root: Path, rev: str | None) -> Callable[[str], bytes | None]:
+    """A regular file's bytes as commit `rev` holds it (None: absent, not a regular file,
+    or no commit): what status, the PR view and approve read a rule's CODEOWNERS file by."""
+
+    def read(rel: str) -> bytes | None:
+        if rev is None:
+            return None
+        blobs = [b for b in git.tree_entries(root, rev, rel) if b.path == rel]
+        if not blobs or not blobs[0].mode.startswith("100"):
+            return None
+        return git.read_blobs(root, [blobs[0].oid])[blobs[0].oid]
+
+    return read

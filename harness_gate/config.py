@@ -43,6 +43,11 @@ class Approvers:
     principals: tuple[str, ...]
     count: int = 1
     exclude_author: bool = False
+    # A CODEOWNERS file (read from the trusted side) that gives the paths and principals
+    # instead, each owner mapped to principals by `aliases` (an email owner is its own).
+    codeowners: str | None = None
+    aliases: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    shadowed_by: tuple[str, ...] = ()  # a CODEOWNERS line's: the patterns of the lines after it
 
 
 @dataclass(frozen=True)
@@ -145,6 +150,18 @@ def _approvers(tables: list[dict[str, Any]], artifacts_dir: str, where: str) -> 
     the boundary dialect, and a count their principals can meet."""
     out = []
     for n, t in enumerate(tables, start=1):
+        if "codeowners" in t:
+            if "paths" in t or "principals" in t:
+                raise ConfigError(f"{where}: approvers rule {n}: `codeowners` gives the paths and principals; "
+                                  "name either it or `paths` and `principals`")  # fmt: skip
+            name = t.get("name") or t["codeowners"]
+            aliases = tuple(sorted((k, tuple(v)) for k, v in t.get("aliases", {}).items()))
+            out.append(Approvers(name, (), (), t.get("count", 1), t.get("exclude_author", False),
+                                 t["codeowners"], aliases))  # fmt: skip
+            continue
+        if "paths" not in t or "principals" not in t or "aliases" in t:
+            raise ConfigError(f"{where}: approvers rule {n}: name `paths` and `principals` (or `codeowners`, "
+                              "with its `aliases`)")  # fmt: skip
         name = t.get("name") or t["paths"][0]
         for pattern in t["paths"]:
             try:

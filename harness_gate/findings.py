@@ -187,6 +187,12 @@ RULES: dict[str, Rule] = _rules(
         "The rule does not count the plan's author: commit the plan (or amendment) signed by an allowed key, so its "
         "author is known (docs/approvers.md).",
     ),
+    Rule(
+        "HG226",
+        "approvers' owners cannot be read",
+        "The CODEOWNERS file an `[[approvers]]` rule names must be on the trusted side, in GitHub's syntax, with "
+        "patterns the boundary dialect can say (docs/approvers.md).",
+    ),
     # HG3xx: verification evidence
     Rule("HG301", "evidence missing", "Run `harness-gate verify` on the tree you commit, and commit evidence.jsonl."),
     Rule(

@@ -761,10 +761,6 @@ def _under_plan(
         if not out:
             out.append(finding("HG209", plan_path, f"plan `{plan_id}` grants no write authority now"))
         return out
-    if cfg.approvers:
-        from harness_gate import approvers  # noqa: PLC0415  (only with `[[approvers]]` rules)
-
-        out.extend(approvers.findings(new, folder, life))
     patterns = life.policy.boundary
     allowed = boundary_mod.Boundary.cached(patterns)  # compiled once per pattern list (ranges)
     exact = allowed.exact

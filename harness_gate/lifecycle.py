@@ -91,6 +91,9 @@ class Lifecycle:
     pause_reported: bool = False
     last_review: str | None = None
     last_pause: str | None = None
+    # Every policy that was in force, oldest first (the plan's, then each accepted
+    # amendment's): code written under any of them answers to its boundary (approvers).
+    policies: tuple[Policy, ...] = ()
 
     @property
     def grants_writes(self) -> bool:
@@ -120,6 +123,7 @@ class _Replay:
             plan.value("Verification Strategy"),
             plan.path,
         )
+        self.policies = [self.policy]
         self.plan_status = approvals_mod.status(folder.approvals, "plan", "plan.md", plan.sha256)
         self.state = PlanState.EXECUTING if self.plan_status is approvals_mod.Status.APPROVED else PlanState.PLANNING
         if self.plan_status is approvals_mod.Status.STALE:
@@ -343,6 +347,7 @@ class _Replay:
             return
         self.amendment_sha = art.sha256
         self.policy = Policy(v["Write Boundary"], v["Unmodeled Commands"], v["Verification Strategy"], entry.path)
+        self.policies.append(self.policy)
         # An accepted amendment is a new policy: counters and breakers start over.
         self.repairs, self.budget, self.no_progress = 0, DEFAULT_BUDGET, 0
         self.prior_findings, self.pause_reason, self.last_review = set(), "", None
@@ -447,6 +452,7 @@ def _replay(folder: PlanFolder) -> Lifecycle:
         pause_reported=r.pause_reported,
         last_review=r.last_review.name if r.last_review else None,
         last_pause=r.last_pause.name if r.last_pause else None,
+        policies=tuple(r.policies),
     )
 
 

@@ -141,7 +141,7 @@ def plan_view(
         "tree": tree,
         "evidence": evidence,
         "review": _review(folder, findings),
-        "approvers": _approvers(snap, folder, life),
+        "approvers": _approvers(snap, folder, life, commit),
         "repairs": {"used": life.repairs_used, "budget": life.repair_budget},
         "completion": _completion(root, folder, commit),
     }
@@ -243,12 +243,15 @@ def header(report: Report) -> str:
     return " · ".join(parts)
 
 
-def _approvers(snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: Any) -> list[dict[str, Any]]:
+def _approvers(
+    snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: Any, commit: str
+) -> list[dict[str, Any]]:
+    """The approvers rules' view, CODEOWNERS read as `commit` holds it (the view's own state)."""
     if not snap.config.approvers:
         return []
     from harness_gate import approvers  # noqa: PLC0415
 
-    return approvers.view(snap, folder, life)
+    return approvers.view(snap, folder, life, artifacts_tree.file_reader(snap.root, commit))
 
 
 def _approvers_markdown(views: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -117,12 +117,12 @@ def requirements(
     # pre-push warns about what CI will block, unless the configuration makes it strict.
     warn_evidence = stage == "pre-push" and not want_evidence and "ci" in cfg.evidence_stages
     want_end = stage in cfg.completion_stages
-    if not (want_evidence or warn_evidence or want_review or want_end):
-        return []
     snap = head.artifacts_tree
+    out: list[Finding] = _approvers(head, plan_id)
+    if not (want_evidence or warn_evidence or want_review or want_end):
+        return out
     here = governance.present(snap)
     used = sorted(head.used) if plan_id is None else [plan_id]
-    out: list[Finding] = []
     for gone in (p for p in used if p not in here):
         out.append(finding(
             "HG223", f"{cfg.artifacts_dir}/plans/{gone}/plan.md",
@@ -182,6 +182,27 @@ def requirements(
             if warn_evidence:
                 found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
             out.extend(found)
+    return out
+
+
+def _approvers(head: Head, plan_id: str | None) -> list[Finding]:
+    """The `[[approvers]]` rules, at every stage, of each approved plan that authorised
+    code: counted on the head state, so the approvals may come after the first commits
+    (docs/approvers.md)."""
+    snap = head.artifacts_tree
+    if not snap.config.approvers or not head.code_changed:
+        return []
+    from harness_gate import approvers  # noqa: PLC0415  (only with `[[approvers]]` rules)
+
+    here = governance.present(snap)
+    out: list[Finding] = []
+    for p in sorted(head.used) if plan_id is None else [plan_id]:
+        if p not in here:
+            continue
+        folder = plans.load(snap, p)
+        life = lifecycle.replay(folder)
+        if life.plan_approval is approvals_mod.Status.APPROVED:
+            out.extend(approvers.findings(snap, folder, life))
     return out
 
 

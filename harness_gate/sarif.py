@@ -76,7 +76,9 @@ MAX_RESULTS = 25_000
 # Code scanning refuses a SARIF file over 10 MB (gzipped; this bound holds uncompressed, so
 # any upload passes): results past it are left out like those past MAX_RESULTS.
 MAX_BYTES = 10_000_000
-_RUN_BYTES = 200_000  # the driver's rules, the invocation and the log's frame, with room
+# The invocation, its notifications, an error's own result and the log's frame, with room;
+# the driver's rules (every rule code, ~200 kB) are measured as written.
+_FRAME_BYTES = 50_000
 
 # What varies between runs of the same problem, normalised out of the fingerprint:
 # the range prefix (the commit is a property), object ids and hashes, times, durations,
@@ -215,7 +217,11 @@ def to_sarif(report: Report, *, root: Path | None = None) -> dict[str, Any]:
     findings = ordered(report.findings)
     room = MAX_RESULTS - (report.error is not None)
     results: list[dict[str, Any]] = []
-    size = _RUN_BYTES
+    links = rule_links.resolve()
+    rules = _rules(links)
+    # As `write` prints them: four levels deep (each line), and cleaned.
+    text = json.dumps(clean(rules), indent=2, ensure_ascii=False)
+    size = _FRAME_BYTES + len(text.encode("utf-8")) + 10 * (text.count("\n") + 1)
     for f in findings[:room]:
         result = _result(f, fallback, seen)
         # As `write` prints it, indented three levels deeper (each line), and cleaned.
@@ -245,11 +251,10 @@ def to_sarif(report: Report, *, root: Path | None = None) -> dict[str, Any]:
         notifications.insert(0, notification)
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
-    links = rule_links.resolve()
     driver: dict[str, Any] = {"name": "harness-gate", "version": __version__}
     if links.home is not None:
         driver["informationUri"] = links.home
-    driver["rules"] = _rules(links)
+    driver["rules"] = rules
     run: dict[str, Any] = {
         "tool": {"driver": driver},
         "originalUriBaseIds": {SRCROOT: {"description": {"text": "The root of the repository's work tree."}}},

@@ -58,6 +58,7 @@ class Anchors:
     _sigs: dict[str, git.Signature] = field(default_factory=dict)
     _blames: dict[tuple[str, str], git.Blame] = field(default_factory=dict)
     _shallow: frozenset[str] | None = None
+    _files: dict[str, bytes | None] = field(default_factory=dict)
 
     # -- the repository ------------------------------------------------------------------
     def _trusted_roots(self) -> frozenset[str]:
@@ -192,6 +193,17 @@ class Anchors:
             out.append(dataclasses.replace(r, signer=sig.signer, key=sig.key) if good and sig else r)
         return out
 
+    def trusted_file(self, rel: str) -> bytes | None:
+        """A regular file as the trusted side holds it (the base; HEAD for the index), or
+        None: a CODEOWNERS file the change under test edits counts only once it lands."""
+        if self.base is None:
+            return None
+        if rel not in self._files:
+            blobs = [b for b in git.tree_entries(self.root, self.base, rel) if b.path == rel]
+            ok = bool(blobs) and blobs[0].mode.startswith("100")
+            self._files[rel] = git.read_blobs(self.root, [blobs[0].oid])[blobs[0].oid] if ok else None
+        return self._files[rel]
+
     def who(self, commit: str | None) -> Who:
         """What the approvers rules may know of the state at `commit` (None: the index)."""
         return Who(self, commit)
@@ -320,6 +332,9 @@ class Who:
             return "signatures are checked where commits are judged (pre-push, CI), not on the index"
         return self.anchors._no_anchor()
 
+    def trusted_file(self, rel: str) -> bytes | None:
+        return self.anchors.trusted_file(rel)
+
     def authors(self, path: str) -> tuple[frozenset[str], str | None]:
         if self.commit is None:
             return frozenset(), "the index has no signed author"
@@ -334,6 +349,22 @@ def anchors(root: Path, config: Config, *, base: str | None, head: str | None) -
         yield found
     finally:
         found.close()
+
+
+@contextlib.contextmanager
+def head_state(root: Path, config: Config, base: str | None) -> Iterator[ArtifactsTree | None]:
+    """The HEAD commit's state with its records vouched for as a check from `base` would
+    (signatures counted against the base's allowed_signers): what `status` and `approve`
+    count the approvers rules on, so that they say what CI will. None before a commit."""
+    from harness_gate import artifacts_tree  # noqa: PLC0415  (a cycle at import time)
+
+    head = git.head(root)
+    if head is None:
+        yield None
+        return
+    snap = artifacts_tree.from_commit(root, head, config)
+    with anchors(root, config, base=base, head=head) as found:
+        yield vouched(snap, found, head)
 
 
 def vouched(snap: ArtifactsTree, anchors: Anchors | None, commit: str | None) -> ArtifactsTree:

@@ -247,6 +247,8 @@ def test_a_gemini_mcp_tool_is_judged_as_an_mcp_tool(gated: Repo) -> None:
     call = recorded("gemini-BeforeTool-write_file", gated.path, tool_name="mcp_files_write", tool_input={"x": 1})
     kind, reason = verdict("gemini", call, gated.path)
     assert kind == "deny" and "MCP tool `mcp_files_write`" in reason and "does not know the tool" not in reason
+    # Said of Gemini CLI, with its own settings file: not Codex's words.
+    assert "Gemini CLI cannot ask" in reason and ".gemini/settings.json" in reason and "Codex" not in reason
 
 
 def test_a_worktree_faked_outside_git_s_own_folder_is_a_nested_repository(gated: Repo, tmp_path: Path) -> None:

@@ -7,10 +7,12 @@ from __future__ import annotations
 import itertools
 import random
 import re
+import subprocess
+from pathlib import Path
 
 import pytest
 
-from harness_gate import boundary, config
+from harness_gate import approvers, boundary, config
 from harness_gate.errors import ConfigError
 
 RULE = '[[approvers]]\npaths = ["payments/**"]\nprincipals = ["alice@x", "bob@x"]\n'
@@ -92,3 +94,54 @@ def test_overlaps_never_says_no_where_a_path_is_covered_by_both() -> None:
             checked += 1
             assert boundary.overlaps(a, b), (a, b, sorted(covered[a] & covered[b])[:3])
     assert checked > 1000  # the test has something to hold
+
+
+@pytest.mark.parametrize(
+    ("raw", "want"),
+    [
+        ("/payments/", ("payments/**",)),
+        ("payments/", ("**/payments/**",)),
+        ("docs", ("**/docs", "**/docs/**")),
+        ("/docs/a.md", ("docs/a.md",)),
+        ("*.py", ("**/*.py", "**/*.py/**")),
+        ("*", ("**",)),
+        ("src/*", ("src/*", "src/*/**")),
+        ("\\#x", None),  # an escape
+        ("!x", None),  # a negation, which GitHub does not read either
+        ("x[ab]", None),
+        ("/harness/**", None),  # the artifacts root: no boundary reaches it
+    ],
+)
+def test_codeowners_patterns_in_the_boundary_dialect(raw: str, want: tuple[str, ...] | None) -> None:
+    assert approvers.codeowners_patterns(raw, "harness") == want
+
+
+@pytest.mark.slow
+def test_a_translated_codeowners_pattern_covers_every_path_git_matches(tmp_path: Path) -> None:
+    """The differential: gitignore's rules (CODEOWNERS' own), by `git check-ignore`, as
+    the oracle. The translation may cover more, never less (more approvals, never fewer)."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    rng = random.Random(3)
+    pieces = ["a", "b", "a.py", "*", "*.py", "**", "d"]
+    raws = set()
+    for _ in range(60):
+        parts = [rng.choice(pieces) for _ in range(rng.randint(1, 3))]
+        raws.add(("/" if rng.random() < 0.4 else "") + "/".join(parts) + ("/" if rng.random() < 0.3 else ""))
+    paths = sorted({"/".join(rng.choice(["a", "b", "a.py", "d", "x"]) for _ in range(rng.randint(1, 4)))
+                    for _ in range(300)})  # fmt: skip
+    compared = 0
+    for raw in sorted(raws):
+        mine = approvers.codeowners_patterns(raw, "harness")
+        if mine is None:
+            continue
+        (tmp_path / ".gitignore").write_text(raw + "\n")
+        out = subprocess.run(
+            ["git", "check-ignore", "--no-index", "--stdin", "-z"], cwd=tmp_path, check=False, capture_output=True,
+            input="\0".join(paths).encode() + b"\0",
+        ).stdout  # fmt: skip
+        matched = {p for p in out.decode().split("\0") if p}
+        ours = boundary.Boundary.compile(list(mine))
+        missed = sorted(p for p in matched if not ours.matches(p.encode()))
+        assert not missed, (raw, mine, missed[:3])
+        compared += len(matched)
+    assert compared > 200

@@ -105,12 +105,15 @@ def _wanted_from(snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, p
     can give (docs/approvers.md), or None: then a second record would add nothing."""
     if not snap.config.approvers:
         return None
-    from harness_gate import approvers  # noqa: PLC0415
+    from harness_gate import approver_counts, approvers  # noqa: PLC0415
 
     me = approvers.principal_of(approver)
-    for t in approvers.tallies(snap, folder, lifecycle.replay(folder)):
-        if t.artifact == path and t.needed and me in t.rule.principals and me not in t.approved:
-            return f"the `{t.rule.name}` approvers rule wants {t.needed} more approval(s): yours is recorded beside"
+    found = approver_counts.counted(snap.root, snap, folder.plan_id)
+    if me in found.uncommitted:
+        return None  # recorded already: it counts once committed, signed
+    for v in found.views:
+        if v["artifact"] == path and v["needed"] and me in v["waiting_for"]:
+            return f"the `{v['rule']}` approvers rule wants {v['needed']} more approval(s): yours is recorded beside"
     return None
 
 

@@ -65,7 +65,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
     filling = _unfilled_review(snap, folder) is not None
     if not filling:
         next_step = _review_next(next_step, life, fresh, reviews)
-    approvers = _approvers(snap, folder, life)
+    approvers, uncommitted = _approvers(root, snap, plan_id)
     short = [v for v in approvers if v["needed"]]
     if short and life.grants_writes:
         v = short[0]
@@ -113,7 +113,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         f"tree:       {tree or '-'}  (the work tree's fingerprint)",
         "evidence:   " + (", ".join(f"{f.command_id} {f.reason}" for f in fresh) or "-"),
         *_review_lines(reviews),
-        *_approver_lines(approvers),
+        *_approver_lines(approvers, uncommitted),
         _ci_line(ci),
         f"next:       {next_step}",
     ]
@@ -222,18 +222,23 @@ def _next_step(
 # -- reviews and what CI will say (status informs of both; `check --stage ci` decides) ------
 
 
-def _approvers(snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: lifecycle.Lifecycle) -> list[Any]:
+def _approvers(root: Path, snap: artifacts_tree.ArtifactsTree, plan_id: str) -> tuple[list[Any], tuple[str, ...]]:
+    """The approvers rules as CI counts them on HEAD, and who approved in the work tree only."""
     if not snap.config.approvers:
-        return []
+        return [], ()
+    from harness_gate import approver_counts  # noqa: PLC0415
+
+    found = approver_counts.counted(root, snap, plan_id)
+    return list(found.views), found.uncommitted
+
+
+def _approver_lines(views: Sequence[Any], uncommitted: Sequence[str]) -> list[str]:
     from harness_gate import approvers  # noqa: PLC0415
 
-    return approvers.view(snap, folder, life)
-
-
-def _approver_lines(views: Sequence[Any]) -> list[str]:
-    from harness_gate import approvers  # noqa: PLC0415
-
-    return [f"{'approvers:' if i == 0 else '':<12}{approvers.line(v)}" for i, v in enumerate(views)]
+    lines = [f"{'approvers:' if i == 0 else '':<12}{approvers.line(v)}" for i, v in enumerate(views)]
+    if views and uncommitted:
+        lines.append(f"{'':<12}not committed yet, so not counted: {', '.join(uncommitted)} (commit it signed)")
+    return lines
 
 
 def _review_lines(reviews: Sequence[freshness.ReviewState]) -> list[str]:

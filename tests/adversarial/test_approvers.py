@@ -13,7 +13,7 @@ import pytest
 
 from harness_gate import approvals
 from tests.adversarial.test_signatures import SIGNERS, ci, commit, findings, signer_line
-from tests.helpers import Repo
+from tests.helpers import Repo, amendment_md, plan_sha
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
 
@@ -77,6 +77,22 @@ def test_two_approvals_by_two_keys_of_the_rule_pass(
     approve_as(repo, monkeypatch, "bob", keys["bob"])
     code(repo)
     assert ci(repo) == []
+
+
+def test_the_threshold_is_counted_at_the_head(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Code committed while one approval was in: once the second lands, the branch passes,
+    with no history rewritten; each commit still needs the plan approved (HG202)."""
+    adopt(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    code(repo)
+    assert codes(ci(repo)) == ["HG224"]
+    approve_as(repo, monkeypatch, "bob", keys["bob"])
+    assert ci(repo) == []
+    # An artifacts-only change needs no approvers: the approvals' own commits pass alone.
+    assert findings(repo, "--base", "HEAD~1", "--head", "HEAD", "--stage", "ci") == []
 
 
 def test_one_approval_is_short_of_the_threshold(
@@ -244,9 +260,189 @@ def test_status_and_the_pull_request_view_say_who_approved_and_who_is_needed(
     assert "approvers:  payments: 1 of 2 (alice@example.com); still needed: 1 of bob@example.com" in res.output
     assert "next:       1 more approval(s) for `payments`, by bob@example.com" in res.output
     [view] = json.loads(repo.cli("status", "--format", "json").stdout)["data"]["approvers"]
-    assert view["approved"] == ["alice@example.com"] and view["needed"] == 1 and view["verified"] is False
+    # Counted as CI counts: the signatures of HEAD's records, against main's allowed_signers.
+    assert view["approved"] == ["alice@example.com"] and view["needed"] == 1 and view["verified"] is True
     markdown = repo.cli("status", "--format", "markdown").output
     at = "&#64;&#8203;"  # no @mention in a pull request comment
     assert f"**Approvers** <code>payments</code>: 1 of 2 (alice{at}example.com); still needed: 1 of bob{at}" in markdown
     approve_as(repo, monkeypatch, "bob", keys["bob"])
     assert "approvers:  payments: 2 of 2 (alice@example.com, bob@example.com)" in repo.cli("status").output
+
+
+OWNERS_RULE = """
+[[approvers]]
+name = "owners"
+codeowners = ".github/CODEOWNERS"
+[approvers.aliases]
+"@payments-team" = ["alice@example.com", "bob@example.com"]
+"@all-hands" = ["mallory@example.com"]
+"""
+CODEOWNERS = "# who owns what\n*  @all-hands\n/payments/  @payments-team\n/docs/\n"
+
+
+def adopt_owners(repo: Repo, keys: dict[str, Path], codeowners: str | None = CODEOWNERS) -> Repo:
+    repo.write("README.md", "x\n")
+    repo.write("payments/pay.py", "p = 1\n")
+    assert repo.cli("init").exit_code == 0
+    repo.write(".harness-gate.toml", "evidence_stages = []\nreview_stages = []\ncompletion_stages = []\n" + OWNERS_RULE)
+    if codeowners is not None:
+        repo.write(".github/CODEOWNERS", codeowners)
+    repo.write(SIGNERS, "".join(signer_line(keys, n) for n in ("alice", "bob", "mallory")))
+    commit(repo, "adopt")
+    repo.git("checkout", "-qb", "work")
+    return repo
+
+
+def test_codeowners_the_last_matching_line_owns_the_boundary(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`payments/**` is owned by the payments team alone: the `*` line above it is shadowed."""
+    adopt_owners(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "mallory", keys["mallory"])  # all-hands: not an owner here
+    code(repo)
+    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    assert res.exit_code == 1 and "`owners:3` needs 1 approval(s) by alice@example.com, bob@example.com" in res.output
+    assert "owners:2" not in res.output
+    approve_as(repo, monkeypatch, "bob", keys["bob"])
+    assert ci(repo) == []  # counted at the head: an approval after the code counts
+
+
+def test_codeowners_a_boundary_elsewhere_is_owned_by_the_catch_all(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adopt_owners(repo, keys)
+    plan(repo, keys, boundary=("src/**",))
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    repo.write("src/a.py", "a = 1\n")
+    commit(repo, "code")
+    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    assert "`owners:2` needs 1 approval(s) by mallory@example.com" in res.output
+
+
+def test_codeowners_is_read_from_the_trusted_side(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The branch drops the payments line: the base's CODEOWNERS still asks for it."""
+    adopt_owners(repo, keys)
+    plan(repo, keys)
+    repo.write(".github/CODEOWNERS", "*  @all-hands\n")
+    commit(repo, "own it all", keys["mallory"])
+    approve_as(repo, monkeypatch, "mallory", keys["mallory"])
+    code(repo)
+    assert "HG224" in codes(ci(repo))
+
+
+@pytest.mark.parametrize(
+    ("codeowners", "said"),
+    [(None, "is not a file on the trusted side"), ("/pay[mn]ents/ @payments-team\n", "has no sure meaning")],
+)
+def test_a_codeowners_file_that_cannot_be_read_blocks(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch, codeowners: str | None, said: str
+) -> None:
+    adopt_owners(repo, keys, codeowners)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    code(repo)
+    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    assert res.exit_code == 1 and "HG226" in res.output and said in res.output
+
+
+def test_a_branch_that_drops_the_rule_is_judged_by_the_rule(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The configuration is read from the base: a plan that names the config exactly and
+    removes the rule still needs the approvals the base asks for."""
+    adopt(repo, keys)
+    plan(repo, keys, boundary=("payments/**", ".harness-gate.toml"))
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    repo.write(".harness-gate.toml", "evidence_stages = []\nreview_stages = []\ncompletion_stages = []\n")
+    code(repo)
+    assert "HG224" in codes(ci(repo))
+
+
+@pytest.mark.slow
+def test_the_server_side_gate_holds_the_threshold(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A real `git push` to a bare repository whose pre-receive hook is the gate: the
+    signatures are verified in git's quarantine, against the default branch's anchors."""
+    from tests.test_pre_receive import push, server
+
+    adopt(repo, keys)
+    bare = server(tmp_path)
+    repo.git("remote", "add", "origin", str(bare))
+    assert push(repo, "main").returncode == 0
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    repo.git("branch", "approved-once")
+    code(repo)
+    short = push(repo, "work")
+    assert short.returncode != 0 and "HG224" in short.stderr and "1 more needed" in short.stderr
+    repo.git("checkout", "-q", "-b", "twice", "approved-once")
+    approve_as(repo, monkeypatch, "bob", keys["bob"])
+    code(repo)
+    out = push(repo, "twice")
+    assert out.returncode == 0, out.stderr
+
+
+def test_status_and_approve_count_as_ci_does_the_author_excluded(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """alice wrote and approved the plan, bob approved: by name that is two, but CI counts
+    one (the author does not count). status says one; approve takes the one still needed,
+    and status says it is not counted until committed."""
+    repo.write("README.md", "x\n")
+    assert repo.cli("init").exit_code == 0
+    rule = RULE.format(exclude="true").replace('"bob@example.com"]', '"bob@example.com", "mallory@example.com"]')
+    repo.write(".harness-gate.toml", "evidence_stages = []\nreview_stages = []\ncompletion_stages = []\n" + rule)
+    repo.write(SIGNERS, "".join(signer_line(keys, n) for n in ("alice", "bob", "mallory")))
+    commit(repo, "adopt")
+    repo.git("checkout", "-qb", "work")
+    plan(repo, keys, by="alice")
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    approve_as(repo, monkeypatch, "bob", keys["bob"])
+    res = repo.cli("status")
+    assert "payments: 1 of 2 (bob@example.com); still needed: 1 of mallory@example.com" in res.output
+    as_(monkeypatch, "mallory")
+    got = repo.approve()
+    assert "wants 1 more approval(s)" in got.output
+    assert "not committed yet, so not counted: mallory@example.com" in repo.cli("status").output
+    assert "already approved" in repo.cli("approve", input="y\n").output  # recorded once, not twice
+    commit(repo, "approval by mallory", keys["mallory"])
+    repo.write("payments/pay.py", "p = 2\n")
+    commit(repo, "code")
+    assert ci(repo) == []
+
+
+def test_an_amendment_that_narrows_the_boundary_leaves_the_code_answering_to_the_rule(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Code written under `payments/**` with one approval, then an amendment to `docs/**`:
+    the payments change still needs the rule's two approvals of the plan."""
+    adopt(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    code(repo)
+    folder = "harness/plans/p1"
+    repo.write(f"{folder}/001-amendment.md", amendment_md(plan_sha(repo, folder), material=True, boundary=("docs/**",)))
+    commit(repo, "amend", keys["mallory"])
+    as_(monkeypatch, "alice")
+    repo.approve("001-amendment.md")
+    commit(repo, "approve amendment", keys["alice"])
+    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    assert res.exit_code == 1 and "HG224" in res.output and "plan.md" in res.output
+
+
+def test_a_codeowners_wildcard_line_shadows_only_what_it_owns(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GitHub: `/payments/*` owns no nested file, so `payments/sub/x.py` stays the payments
+    team's, though the rule asks `/payments/*`'s owners for what is below it too."""
+    repo.write("payments/sub/x.py", "x = 1\n")
+    adopt_owners(repo, keys, codeowners="/payments/  @payments-team\n/payments/*\n")
+    plan(repo, keys, boundary=("payments/*/**",))
+    approve_as(repo, monkeypatch, "mallory", keys["mallory"])
+    repo.write("payments/sub/x.py", "x = 2\n")
+    commit(repo, "code")
+    assert "HG224" in codes(ci(repo))
