@@ -86,9 +86,10 @@ def codeowners_patterns(raw: str, artifacts_dir: str) -> tuple[str, ...] | None:
     """A CODEOWNERS pattern (gitignore's rules, as GitHub applies them) in the boundary
     dialect, or None where it has no sure translation (an escape, a negation, a set):
     the rule then fails closed. A pattern without a `/` but at its end matches at any
-    depth; one without wildcards, or ending in `/`, also covers what is below it; one
-    with wildcards covers what is below what it matches too (stricter than GitHub's
-    `docs/*`, which owns no deeper file: more approvals asked for, never fewer)."""
+    depth; one without wildcards covers what is below it (the dialect's own rule for a
+    literal), one ending in `/` only what is below it; one with wildcards covers what is
+    below what it matches too (stricter than GitHub's `docs/*`, which owns no deeper
+    file: more approvals asked for, never fewer)."""
     if not raw or "\\" in raw or raw.startswith("!") or "[" in raw or raw == "/":
         return None
     anchored = raw.startswith("/") or "/" in raw.rstrip("/")

@@ -197,12 +197,14 @@ def _approvers(head: Head, plan_id: str | None) -> list[Finding]:
     here = governance.present(snap)
     out: list[Finding] = []
     for p in sorted(head.used) if plan_id is None else [plan_id]:
+        path = f"{snap.artifacts_dir}/plans/{p}/plan.md"
         if p not in here:
+            # Its boundary cannot be read, so no rule can be said not to apply: fail closed.
+            out.append(finding("HG224", path, f"plan `{p}` authorised code but is not at the head: no approvers count"))
             continue
         folder = plans.load(snap, p)
-        life = lifecycle.replay(folder)
-        if life.plan_approval is approvals_mod.Status.APPROVED:
-            out.extend(approvers.findings(snap, folder, life))
+        # Unapproved or rolled back at the head: its records of other bytes count for nobody.
+        out.extend(approvers.findings(snap, folder, lifecycle.replay(folder)))
     return out
 
 

@@ -381,6 +381,28 @@ def test_a_conflict_resolved_inside_the_boundary_is_the_branchs_own_work(team: T
     passes(team.ci_push_main(team.merge("alice/app", "merge")))
 
 
+def test_status_during_a_conflicted_merge_names_the_way_through(team: Team) -> None:
+    """`git merge origin/main` stopped on a conflict inside the boundary, nothing resolved
+    yet: `status`'s next step is to resolve, `git add` and `git commit` the merge (verify
+    first would be refused with HG209), in text and in `--json`."""
+    alice = _conflicted_merge_of_main(team)
+    text = alice.hg("status").stdout
+    said = json.loads(alice.hg("status", "--json").stdout)["data"]
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("next:")]
+    assert line.split(None, 1)[1] == said["next_step"], text
+    step = said["next_step"]
+    assert step.startswith("finish the merge first"), step
+    assert "src/app.py" in step and "git add" in step and "git commit" in step, step
+    assert "verify" not in step and step.index("git add") < step.index("git commit"), step
+    (ci,) = [ln for ln in text.splitlines() if ln.startswith("ci:")]
+    assert ci.endswith("the merge in progress is not committed yet"), ci  # CI judges commits only
+    # The step leads through: the merge is committed by its hook.
+    alice.write("src/app.py", "def hello():\n    return 'hi, hey'\n")
+    alice.git("add", "src/app.py")
+    alice.git("commit", "-q", "--no-edit")
+    assert not (alice.path / ".git/MERGE_HEAD").exists()
+
+
 def test_a_resolution_outside_the_boundary_names_the_way_out(team: Team) -> None:
     """A resolution that also changes a file outside the boundary is refused, and the hint
     names the documented way: keep the base's side, commit the merge; then the same five

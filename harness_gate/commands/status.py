@@ -114,7 +114,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         "evidence:   " + (", ".join(f"{f.command_id} {f.reason}" for f in fresh) or "-"),
         *_review_lines(reviews),
         *_approver_lines(approvers, uncommitted),
-        _ci_line(ci),
+        _ci_line(ci) + ("; the merge in progress is not committed yet" if location.merge_head.is_file() else ""),
         f"next:       {next_step}",
     ]
     if unstaged:

@@ -446,3 +446,22 @@ def test_a_codeowners_wildcard_line_shadows_only_what_it_owns(
     repo.write("payments/sub/x.py", "x = 2\n")
     commit(repo, "code")
     assert "HG224" in codes(ci(repo))
+
+
+def test_a_plan_whose_approval_is_rolled_back_at_the_head_still_answers_to_the_rule(
+    repo: Repo, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The head's plan approval is rolled back (HG216): the threshold is still reported
+    beside it, with nobody counted, so the user does not learn of it only later."""
+    adopt(repo, keys)
+    plan(repo, keys)
+    approve_as(repo, monkeypatch, "alice", keys["alice"])
+    code(repo)
+    path = "harness/plans/p1/plan.md"
+    original = repo.read(path)
+    repo.write(path, original.decode().replace("Do it", "Do it well"))
+    as_(monkeypatch, "bob")
+    repo.approve()
+    repo.write(path, original)
+    commit(repo, "roll back", keys["bob"])
+    assert {"HG216", "HG224"} <= set(codes(ci(repo)))
