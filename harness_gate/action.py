@@ -20,9 +20,9 @@ from typing import Any
 
 from harness_gate import git
 from harness_gate.commands import check
-from harness_gate.entry import STAGES
 from harness_gate.errors import HarnessGateError, usage
 from harness_gate.report import Report
+from harness_gate.runs import STAGES, report_of
 
 ZERO = re.compile(r"0+\Z")
 
@@ -152,12 +152,9 @@ def main() -> int:
     from harness_gate import github, prview  # noqa: PLC0415, F401
     from harness_gate import sarif as _sarif  # noqa: PLC0415, F401
 
-    try:
-        report = run()
-    except HarnessGateError as exc:
-        report = Report("check", error=exc)
-    except Exception as exc:  # fail closed, with a reason, never a traceback
-        report = Report("check", error=HarnessGateError("HG999", f"internal error: {type(exc).__name__}: {exc}"))
+    # The one fail-closed wrapper of every entry point: a refusal is its findings, any
+    # other error or bug a reason, never a traceback.
+    report = report_of("check", run)
     # Written whatever the outcome: an error too is a valid log (executionSuccessful false),
     # so the job that uploads it never finds the file missing.
     sarif = _input("sarif", "false").lower() == "true"

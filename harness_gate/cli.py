@@ -1,6 +1,6 @@
 """The click layer: parse options, call a command of harness_gate/commands/, print its Report.
 
-Every command runs inside `_run` (`entry.run`, shared with the lean `check` path),
+Every command runs inside `_run` (`runs.run`, shared with the lean `check` path),
 which turns any error into a report with exit code 2: the gate fails closed and never
 shows a traceback.
 """
@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 import click
 
-from harness_gate import __version__, entry, hooks
-from harness_gate.entry import OUTPUT_FORMATS, STAGES
-from harness_gate.entry import run as _run
+from harness_gate import __version__, hooks, runs
+from harness_gate.runs import OUTPUT_FORMATS, STAGES
+from harness_gate.runs import run as _run
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -280,7 +280,7 @@ def check(
     fmt: str,
 ) -> None:
     """Block changes outside the approved write boundary. Exit 0 allowed, 1 blocked, 2 error."""
-    entry.check(
+    runs.check(
         stage=stage, staged=staged, range_=range_, base=base, head=head, plan_id=plan_id,
         config_file=config_file, reverify=reverify, landed=landed, fmt=fmt,
     )  # fmt: skip
@@ -458,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if sys.stdout is not stdout:
             # click met a closed pipe (`harness-gate --help | head -1`): it wraps the streams
             # to stay quiet and exits 1. The reader stopped reading, nothing failed. (A
-            # command's own report keeps its verdict: entry.run.)
+            # command's own report keeps its verdict: runs.run.)
             return 0
         return exc.code if isinstance(exc.code, int) else 2
     return 0

@@ -9,6 +9,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,8 +17,9 @@ from tests.helpers import Repo
 
 PACKAGE = Path(__file__).resolve().parent.parent / "harness_gate"
 COMMANDS = PACKAGE / "commands"
-# The entry points that run commands: the console script, the click layer, the GitHub Action.
-ENTRY_POINTS = frozenset({"cli.py", "entry.py", "action.py", "__main__.py"})
+# The entry points that run commands: the console script, the click layer, the one way a
+# command is run to its report (runs.py), the GitHub Action.
+ENTRY_POINTS = frozenset({"cli.py", "entry.py", "runs.py", "action.py", "__main__.py"})
 
 
 def _imported(path: Path) -> set[str]:
@@ -147,3 +149,60 @@ def test_an_authoring_command_that_refuses_writes_nothing(executing: Repo) -> No
         said = doc["error"]["code"] if code == 2 else doc["findings"][0]["code"]
         assert said == rule, (args, doc)
         assert _state(executing) == before, f"{args}: a refusal wrote"
+
+
+def _graph() -> dict[str, set[str]]:
+    """harness-gate's own modules and the ones each imports (at the top or in a function)."""
+    names = {
+        ".".join(("harness_gate", *p.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__"): p
+        for p in PACKAGE.rglob("*.py")
+    }
+    return {name: {m for m in _imported(path) if m in names and m != name} for name, path in names.items()}
+
+
+def test_no_import_circle_through_the_click_layer() -> None:
+    """cli.py reaches the commands (the demo among them), and nothing it reaches leads back
+    to it: the report plumbing lives in runs.py, not in the console script."""
+    graph = _graph()
+    reached, todo = set(), ["harness_gate.cli"]
+    while todo:
+        for m in graph.get(todo.pop(), ()):
+            if m not in reached:
+                reached.add(m)
+                todo.append(m)
+    assert "harness_gate.commands.demo" in reached  # the test reaches what it should
+    assert "harness_gate.cli" not in reached
+    assert "harness_gate.entry" not in reached
+
+
+def test_runs_imports_nothing_of_harness_gate_at_load_time() -> None:
+    """The hook's start-up pays for runs.py's three standard modules, nothing more."""
+    tree = ast.parse((PACKAGE / "runs.py").read_text("utf-8"))
+    top = {n.module for n in tree.body if isinstance(n, ast.ImportFrom)} | {
+        a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names
+    }
+    assert not {m for m in top if m and m.startswith("harness_gate")}
+
+
+def test_the_action_is_failed_closed_by_the_one_wrapper(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A refusal inside the Action's run is its findings, exit 1, as on the command line
+    (its own copy of the wrapper had no `Refused` branch: HG999, exit 2); a bug is HG999."""
+    from harness_gate import action
+    from harness_gate.errors import Refused
+
+    for name in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.setenv(name, str(tmp_path / name))
+
+    def refused() -> Any:
+        raise Refused("HG301", "harness/plans/p1/evidence.jsonl", "evidence is not fresh for this tree")
+
+    monkeypatch.setattr(action, "run", refused)
+    assert action.main() == 1
+    assert "result=blocked" in (tmp_path / "GITHUB_OUTPUT").read_text()
+
+    def bug() -> Any:
+        raise ValueError("boom")
+
+    monkeypatch.setattr(action, "run", bug)
+    assert action.main() == 2
+    assert "HG999" in (tmp_path / "GITHUB_STEP_SUMMARY").read_text()

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from harness_gate import entry, git, templates
+from harness_gate import git, runs, templates
 from harness_gate.commands import approve, check, complete, init, plan, review, status, verify
 from harness_gate.errors import usage
 from harness_gate.report import Report, write_text
@@ -85,7 +85,7 @@ class _Demo:
     def step(self, title: str, typed: str, body: Callable[[], Report], expect: int) -> None:
         self.say(title, typed)
         with _chdir(self.repo):
-            report = entry.report_of("demo", body)  # a refusal is a report, as on the command line
+            report = runs.report_of("demo", body)  # a refusal is a report, as on the command line
         buf = io.StringIO()
         write_text(report, buf, color=False)
         self.out.write("".join(f"  {line}\n" for line in buf.getvalue().splitlines()))
