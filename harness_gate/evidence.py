@@ -298,6 +298,11 @@ REASON_CODES = {
 }
 
 
+def failure_code(status: str) -> str:
+    """The code of a run that did not pass: HG305 when it failed, HG306 when it timed out."""
+    return REASON_CODES["failed" if status == "FAIL" else "timeout"]
+
+
 def freshness(
     records: Mapping[str, Record],
     commands: Sequence[Mapping[str, Any]],

@@ -126,7 +126,7 @@ def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.
         if fingerprints.fingerprint_worktree(root, cfg) != tree:
             out.append(finding("HG305", rel, f"`{cmd['id']}` (re-run in CI) changed the work tree"))
         elif outcome.status != "PASS":
-            code = "HG305" if outcome.status == "FAIL" else "HG306"
+            code = evidence.failure_code(outcome.status)
             tail = " | ".join(evidence.clean_output(outcome.output).strip().splitlines()[-3:])[:300]
             out.append(finding(code, rel, f"`{cmd['id']}` (re-run in CI): {outcome.status}: {tail}"))
     return out

@@ -66,7 +66,7 @@ def protected(path: str, config_source: str | None, artifacts_dir: str = "") -> 
     """Why `path` is protected, or None. Compared exactly; see `case_variant`."""
     if path == artifacts_dir:
         return "the artifacts root must be a directory of artifacts"
-    if path == f"{artifacts_dir}/{plans.SIGNERS}":
+    if path == f"{artifacts_dir}/{boundary_mod.SIGNERS}":
         return "allowed_signers anchors the trust in signed approvals and reviews"
     name = path.rsplit("/", 1)[-1]
     if name in PROTECTED_NAMES:
@@ -216,7 +216,7 @@ def _root_prefix(artifacts_dir: str) -> bytes:
 
 
 def signers_path(artifacts_dir: str) -> bytes:
-    return _root_prefix(artifacts_dir) + plans.SIGNERS.encode()
+    return _root_prefix(artifacts_dir) + boundary_mod.SIGNERS.encode()
 
 
 def _artifact(path: bytes, prefix: bytes, signers: bytes) -> bool:

@@ -22,10 +22,9 @@ NUMBERED = re.compile(r"([0-9]{3})-([a-z][a-z-]*)\.md\Z")
 # The trust anchor of signed approvals: under the artifacts root, but a protected path that
 # a plan must name exactly (gate.protected), in every mode: a key added while signatures
 # are off would be trusted the day they are switched on.
-SIGNERS = boundary.SIGNERS
 # Empty placeholders that keep the folders in git; nothing else unknown lives there.
 KEEP_FILES = frozenset({".gitkeep", "plans/.gitkeep"})
-ROOT_FILES = frozenset({SIGNERS, *KEEP_FILES})
+ROOT_FILES = frozenset({boundary.SIGNERS, *KEEP_FILES})
 PLAN_FILES = frozenset({"plan.md", "approvals.jsonl", "evidence.jsonl"})
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from harness_gate import approvals as approvals_mod
 from harness_gate import artifacts_tree, branches, fingerprints, gate, git, governance, history, lifecycle, plans, trust
 from harness_gate import config as config_mod
+from harness_gate.boundary import SIGNERS
 from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.findings import Finding, Severity, finding
 
@@ -434,7 +435,7 @@ def judge(
             findings.extend(
                 dataclasses.replace(f, message=prefix + f.message, commit=commit.oid) for f in behind[key][1]
             )
-        signers = f"{cfg.artifacts_dir}/{trust.SIGNERS_FILE}".encode()
+        signers = f"{cfg.artifacts_dir}/{SIGNERS}".encode()
         if any(c.path == signers for c in own):
             for f in anchors.anchor_change(commit.oid, signers.decode()):
                 findings.append(dataclasses.replace(f, message=prefix + f.message, commit=commit.oid))

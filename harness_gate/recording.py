@@ -65,8 +65,7 @@ def run_and_record(
 
 def failed(folder: plans.PlanFolder, command_id: str, status: str, detail: str) -> Finding:
     """The command's own failure (HG305) or timeout (HG306), also when it changed the tree."""
-    code = "HG305" if status == "FAIL" else "HG306"
-    return finding(code, f"{folder.path}/evidence.jsonl", f"`{command_id}`: {detail}")
+    return finding(evidence.failure_code(status), f"{folder.path}/evidence.jsonl", f"`{command_id}`: {detail}")
 
 
 def changed_tree(folder: plans.PlanFolder, command_id: str, changed: str) -> Finding:

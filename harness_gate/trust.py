@@ -29,7 +29,6 @@ from harness_gate.findings import Finding, finding
 if TYPE_CHECKING:
     from harness_gate.artifacts_tree import ArtifactsTree, Vouch
 
-SIGNERS_FILE = boundary.SIGNERS
 _STATUS = {
     "B": "a bad signature",
     "U": "a signature by a key the base's allowed_signers does not list",
@@ -85,7 +84,7 @@ class Anchors:
         if not self._signers_read:
             self._signers_read = True
             if self.base is not None:
-                rel = f"{self.config.artifacts_dir}/{SIGNERS_FILE}"
+                rel = f"{self.config.artifacts_dir}/{boundary.SIGNERS}"
                 blobs = [b for b in git.tree_entries(self.root, self.base, rel) if b.path == rel]
                 if blobs and blobs[0].mode.startswith("100"):
                     data = git.read_blobs(self.root, [blobs[0].oid])[blobs[0].oid]
@@ -112,7 +111,7 @@ class Anchors:
         if self.base is None:
             return "there is no trusted base commit to read allowed_signers from (a first push?)"
         if self._signers_file() is None:
-            return f"the base commit {self.base[:12]} has no {self.config.artifacts_dir}/{SIGNERS_FILE}"
+            return f"the base commit {self.base[:12]} has no {self.config.artifacts_dir}/{boundary.SIGNERS}"
         return None
 
     def signature(self, oids: Sequence[str]) -> dict[str, git.Signature]:

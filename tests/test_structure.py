@@ -206,3 +206,17 @@ def test_the_action_is_failed_closed_by_the_one_wrapper(monkeypatch: pytest.Monk
     monkeypatch.setattr(action, "run", bug)
     assert action.main() == 2
     assert "HG999" in (tmp_path / "GITHUB_STEP_SUMMARY").read_text()
+
+
+def test_one_owner_for_the_signers_file_and_the_failed_run_codes() -> None:
+    """`allowed_signers` is named once (boundary.SIGNERS), and a run that did not pass is
+    HG305 or HG306 by one mapping (evidence.failure_code)."""
+    spelled: dict[str, list[str]] = {"allowed_signers": [], "HG306": []}
+    for p in PACKAGE.rglob("*.py"):
+        text = p.read_text("utf-8")
+        for word, where in spelled.items():
+            if f'"{word}"' in text:
+                where.append(p.relative_to(PACKAGE).as_posix())
+    assert spelled["allowed_signers"] == ["boundary.py"]
+    assert sorted(spelled["HG306"]) == ["evidence.py", "findings.py", "freshness.py"]  # the rule, the map, a set
+    assert not [n for n in ast.walk(ast.parse((PACKAGE / "plans.py").read_text())) if getattr(n, "id", "") == "SIGNERS"]
