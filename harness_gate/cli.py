@@ -1,6 +1,6 @@
 """The click layer: parse options, call a command of harness_gate/commands/, print its Report.
 
-Every command runs inside `_run` (`runs.run`, shared with the lean `check` path),
+Every command runs inside `_run` (`runs.run`, shared with the lean `check` and `lint` path),
 which turns any error into a report with exit code 2: the gate fails closed and never
 shows a traceback.
 """
@@ -429,17 +429,21 @@ def complete(plan_id: str | None, summary: str | None, cancel: bool, fmt: str) -
 def demo(keep: Path | None) -> None:
     """Walk the lifecycle in a throwaway repository, printing each command."""
     from harness_gate.commands import demo as command  # noqa: PLC0415
-    from harness_gate.errors import HarnessGateError  # noqa: PLC0415
+    from harness_gate.report import Report  # noqa: PLC0415
 
-    try:
-        code = command.run(sys.stdout, keep)
-    except HarnessGateError as exc:
-        click.echo(f"error {exc.code}: {exc.message}")
-        code = 2
-    except Exception as exc:  # fail closed, no traceback
-        click.echo(f"error HG999: demo failed: {type(exc).__name__}: {exc}")
-        code = 2
-    sys.exit(code)
+    # The demo prints its own steps and exits with its own code; what fails around them
+    # (a refusal, an error, a bug) is the one wrapper's report, as for every command.
+    codes: list[int] = []
+
+    def body() -> Report:
+        codes.append(command.run(sys.stdout, keep))
+        return Report("demo")
+
+    report = runs.report_of("demo", body)
+    if report.error is not None or report.findings or not codes:
+        runs.emit(report, "text")
+        sys.exit(report.exit_code or 2)
+    sys.exit(codes[0])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -24,3 +24,16 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     assert out.count("-> exit 0 (as expected)") >= 10
     assert out.rstrip().endswith("Demo finished: every step behaved as shown.")
     assert list(tmp_path.iterdir()) == []  # nothing left behind in the caller's directory
+
+
+def test_a_demo_that_cannot_start_is_an_error_of_the_one_wrapper(tmp_path: Path) -> None:
+    """A `--keep` directory that is not empty: a usage error with its hint, exit 2, as any
+    command's (runs.report_of), never a traceback."""
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept/x").write_text("x\n")
+    res = subprocess.run(
+        [sys.executable, "-m", "harness_gate", "demo", "--keep", "kept"], cwd=tmp_path, capture_output=True, check=False
+    )
+    out = res.stdout.decode() + res.stderr.decode()
+    assert res.returncode == 2 and "HG904" in out and "Name a new directory for --keep." in out, out
+    assert "Traceback" not in out

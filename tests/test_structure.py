@@ -176,7 +176,7 @@ def test_no_import_circle_through_the_click_layer() -> None:
 
 
 def test_runs_imports_nothing_of_harness_gate_at_load_time() -> None:
-    """The hook's start-up pays for runs.py's three standard modules, nothing more."""
+    """The hook's start-up pays for runs.py's few standard modules, nothing more."""
     tree = ast.parse((PACKAGE / "runs.py").read_text("utf-8"))
     top = {n.module for n in tree.body if isinstance(n, ast.ImportFrom)} | {
         a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names
