@@ -56,7 +56,14 @@ def test_an_evil_merge_is_still_caught_at_push_and_ci(team: Team) -> None:
     is made with `--no-verify` (or passes pre-merge-commit), but pre-push refuses it and
     CI blocks it (HG101)."""
     alice = _work_while_main_moves_on(team)
-    alice.git("merge", "--no-commit", "origin/main")
+    _slip_in_and_be_caught(team, alice, "merge", "--no-commit", "origin/main")
+
+
+def _slip_in_and_be_caught(team: Team, alice: Clone, *merge: str) -> None:
+    """`merge` (a merge of main, stopped before its commit), then a change outside the
+    boundary in the merge commit: the commit hook refuses it; made with `--no-verify`,
+    pre-push refuses it and CI blocks it (HG101)."""
+    alice.git(*merge)
     alice.write("README.md", "# app, evil\n")
     alice.git("add", "README.md")
     refused = alice.git("commit", "--no-edit", check=False)
@@ -108,17 +115,7 @@ def test_an_evil_pull_merge_is_still_caught_at_push_and_ci(team: Team, how: str)
     then the change, then the commit): the commit hook refuses it; made with `--no-verify`,
     pre-push refuses it and CI blocks it (HG101)."""
     alice = _diverged_from_upstream(team, how)
-    alice.git(*PULL_MERGES[how], "--no-commit")
-    alice.write("README.md", "# app, evil\n")
-    alice.git("add", "README.md")
-    refused = alice.git("commit", "--no-edit", check=False)
-    assert refused.returncode == 1 and "HG101" in refused.stdout + refused.stderr
-    alice.git("commit", "--no-verify", "--no-edit")
-    push = alice.git("push", "-u", "origin", "HEAD", check=False)
-    assert push.returncode != 0 and "HG101" in push.stdout + push.stderr
-    alice.git("push", "--no-verify", "-q", "-u", "origin", "HEAD")
-    out = team.ci_pull_request("alice/app")
-    assert out.code == 1 and "HG101" in codes(out)
+    _slip_in_and_be_caught(team, alice, *PULL_MERGES[how], "--no-commit")
 
 
 def test_an_evil_pull_merge_amended_is_still_caught_at_push_and_ci(team: Team) -> None:

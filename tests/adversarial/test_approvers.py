@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 
 from harness_gate import approvals
 from tests.adversarial.test_signatures import SIGNERS, ci, commit, findings, signer_line
@@ -27,19 +28,32 @@ exclude_author = {exclude}
 """
 
 
-def adopt(repo: Repo, keys: dict[str, Path], *, exclude: bool = True) -> Repo:
+def adopt(
+    repo: Repo,
+    keys: dict[str, Path],
+    *,
+    exclude: bool = True,
+    rules: str | None = None,
+    files: dict[str, str] | None = None,
+) -> Repo:
+    """main adopts the gate with `rules` (the payments rule by default) and the keys of
+    alice, bob and mallory; then the branch `work`."""
     repo.write("README.md", "x\n")
     repo.write("payments/pay.py", "p = 1\n")
     assert repo.cli("init").exit_code == 0
-    repo.write(
-        ".harness-gate.toml",
-        "evidence_stages = []\nreview_stages = []\ncompletion_stages = []\n"
-        + RULE.format(exclude="true" if exclude else "false"),
-    )
+    rules = RULE.format(exclude="true" if exclude else "false") if rules is None else rules
+    repo.write(".harness-gate.toml", "evidence_stages = []\nreview_stages = []\ncompletion_stages = []\n" + rules)
+    for rel, text in (files or {}).items():
+        repo.write(rel, text)
     repo.write(SIGNERS, "".join(signer_line(keys, n) for n in ("alice", "bob", "mallory")))
     commit(repo, "adopt")
     repo.git("checkout", "-qb", "work")
     return repo
+
+
+def ci_said(repo: Repo) -> Result:
+    """`check --stage ci` of the branch against main, as text."""
+    return repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
 
 
 def as_(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
@@ -104,7 +118,7 @@ def test_one_approval_is_short_of_the_threshold(
     code(repo)
     found = ci(repo)
     assert codes(found) == ["HG224"] and found[0][1] == "harness/plans/p1/plan.md"
-    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    res = ci_said(repo)
     assert "counted: alice@example.com; 1 more needed" in res.output
 
 
@@ -118,7 +132,7 @@ def test_one_key_counted_twice_is_one_approval(
     approve_as(repo, monkeypatch, "alice", keys["alice"])
     approve_as(repo, monkeypatch, "bob", keys["alice"])
     code(repo)
-    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    res = ci_said(repo)
     assert res.exit_code == 1 and "HG224" in res.output and "already counted" in res.output
 
 
@@ -128,7 +142,7 @@ def test_the_plans_author_does_not_count(repo: Repo, keys: dict[str, Path], monk
     approve_as(repo, monkeypatch, "alice", keys["alice"])
     approve_as(repo, monkeypatch, "bob", keys["bob"])
     code(repo)
-    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    res = ci_said(repo)
     assert res.exit_code == 1 and "HG224" in res.output and "the author" in res.output
     # Where the rule lets the author count, the same history passes.
     repo.git("checkout", "-q", "main")
@@ -159,7 +173,7 @@ def test_an_unsigned_or_foreign_approval_counts_for_nothing(
     approve_as(repo, monkeypatch, "alice", keys["alice"])
     approve_as(repo, monkeypatch, "bob", None)  # bob's name, no signature
     code(repo)
-    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    res = ci_said(repo)
     assert "HG224" in res.output and "no good signature" in res.output
     # mallory's key is allowed, but mallory is not a payments principal. `approve` will not
     # add a record that counts for no rule, so mallory writes one by hand.
@@ -174,7 +188,7 @@ def test_an_unsigned_or_foreign_approval_counts_for_nothing(
     commit(repo, "mallory's approval", keys["mallory"])
     repo.write("payments/pay.py", "p = 3\n")
     commit(repo, "more code")
-    code_again = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    code_again = ci_said(repo)
     assert "HG224" in code_again.output and "not one of the `payments` principals" in code_again.output
 
 
@@ -213,7 +227,7 @@ def test_approvals_of_older_bytes_do_not_count(
     commit(repo, "plan changed", keys["mallory"])
     approve_as(repo, monkeypatch, "alice", keys["alice"])
     code(repo)
-    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    res = ci_said(repo)
     assert res.exit_code == 1 and "counted: alice@example.com; 1 more needed" in res.output
 
 
@@ -281,16 +295,8 @@ CODEOWNERS = "# who owns what\n*  @all-hands\n/payments/  @payments-team\n/docs/
 
 
 def adopt_owners(repo: Repo, keys: dict[str, Path], codeowners: str | None = CODEOWNERS) -> Repo:
-    repo.write("README.md", "x\n")
-    repo.write("payments/pay.py", "p = 1\n")
-    assert repo.cli("init").exit_code == 0
-    repo.write(".harness-gate.toml", "evidence_stages = []\nreview_stages = []\ncompletion_stages = []\n" + OWNERS_RULE)
-    if codeowners is not None:
-        repo.write(".github/CODEOWNERS", codeowners)
-    repo.write(SIGNERS, "".join(signer_line(keys, n) for n in ("alice", "bob", "mallory")))
-    commit(repo, "adopt")
-    repo.git("checkout", "-qb", "work")
-    return repo
+    files = {".github/CODEOWNERS": codeowners} if codeowners is not None else {}
+    return adopt(repo, keys, rules=OWNERS_RULE, files=files)
 
 
 def test_codeowners_the_last_matching_line_owns_the_boundary(
@@ -301,7 +307,7 @@ def test_codeowners_the_last_matching_line_owns_the_boundary(
     plan(repo, keys)
     approve_as(repo, monkeypatch, "mallory", keys["mallory"])  # all-hands: not an owner here
     code(repo)
-    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    res = ci_said(repo)
     assert res.exit_code == 1 and "`owners:3` needs 1 approval(s) by alice@example.com, bob@example.com" in res.output
     assert "owners:2" not in res.output
     approve_as(repo, monkeypatch, "bob", keys["bob"])
@@ -316,7 +322,7 @@ def test_codeowners_a_boundary_elsewhere_is_owned_by_the_catch_all(
     approve_as(repo, monkeypatch, "alice", keys["alice"])
     repo.write("src/a.py", "a = 1\n")
     commit(repo, "code")
-    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    res = ci_said(repo)
     assert "`owners:2` needs 1 approval(s) by mallory@example.com" in res.output
 
 
@@ -344,7 +350,7 @@ def test_a_codeowners_file_that_cannot_be_read_blocks(
     plan(repo, keys)
     approve_as(repo, monkeypatch, "alice", keys["alice"])
     code(repo)
-    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    res = ci_said(repo)
     assert res.exit_code == 1 and "HG226" in res.output and said in res.output
 
 
@@ -392,13 +398,8 @@ def test_status_and_approve_count_as_ci_does_the_author_excluded(
     """alice wrote and approved the plan, bob approved: by name that is two, but CI counts
     one (the author does not count). status says one; approve takes the one still needed,
     and status says it is not counted until committed."""
-    repo.write("README.md", "x\n")
-    assert repo.cli("init").exit_code == 0
     rule = RULE.format(exclude="true").replace('"bob@example.com"]', '"bob@example.com", "mallory@example.com"]')
-    repo.write(".harness-gate.toml", "evidence_stages = []\nreview_stages = []\ncompletion_stages = []\n" + rule)
-    repo.write(SIGNERS, "".join(signer_line(keys, n) for n in ("alice", "bob", "mallory")))
-    commit(repo, "adopt")
-    repo.git("checkout", "-qb", "work")
+    adopt(repo, keys, rules=rule)
     plan(repo, keys, by="alice")
     approve_as(repo, monkeypatch, "alice", keys["alice"])
     approve_as(repo, monkeypatch, "bob", keys["bob"])
@@ -430,7 +431,7 @@ def test_an_amendment_that_narrows_the_boundary_leaves_the_code_answering_to_the
     as_(monkeypatch, "alice")
     repo.approve("001-amendment.md")
     commit(repo, "approve amendment", keys["alice"])
-    res = repo.cli("check", "--base", "main", "--head", "HEAD", "--stage", "ci")
+    res = ci_said(repo)
     assert res.exit_code == 1 and "HG224" in res.output and "plan.md" in res.output
 
 
