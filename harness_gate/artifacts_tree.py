@@ -523,11 +523,6 @@ def file_reader(root: Path, rev: str | None) -> Callable[[str], bytes | None]:
     or no commit): what status, the PR view and approve read a rule's CODEOWNERS file by."""
 
     def read(rel: str) -> bytes | None:
-        if rev is None:
-            return None
-        blobs = [b for b in git.tree_entries(root, rev, rel) if b.path == rel]
-        if not blobs or not blobs[0].mode.startswith("100"):
-            return None
-        return git.read_blobs(root, [blobs[0].oid])[blobs[0].oid]
+        return git.regular_file(root, rev, rel) if rev is not None else None
 
     return read

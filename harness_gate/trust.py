@@ -83,21 +83,18 @@ class Anchors:
     def _signers_file(self) -> Path | None:
         if not self._signers_read:
             self._signers_read = True
-            if self.base is not None:
-                rel = f"{self.config.artifacts_dir}/{boundary.SIGNERS}"
-                blobs = [b for b in git.tree_entries(self.root, self.base, rel) if b.path == rel]
-                if blobs and blobs[0].mode.startswith("100"):
-                    data = git.read_blobs(self.root, [blobs[0].oid])[blobs[0].oid]
-                    try:
-                        import tempfile  # noqa: PLC0415  (only with signed approvals)
+            data = self.trusted_file(f"{self.config.artifacts_dir}/{boundary.SIGNERS}")
+            if data is not None:
+                try:
+                    import tempfile  # noqa: PLC0415  (only with signed approvals)
 
-                        fd, name = tempfile.mkstemp(prefix="harness-gate-signers-")
-                        with os.fdopen(fd, "wb") as fh:
-                            fh.write(data)
-                    except OSError as exc:
-                        why = f"cannot write a private copy of allowed_signers: {exc}"
-                        raise HarnessGateError("HG906", why) from None
-                    self._signers = Path(name)
+                    fd, name = tempfile.mkstemp(prefix="harness-gate-signers-")
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(data)
+                except OSError as exc:
+                    why = f"cannot write a private copy of allowed_signers: {exc}"
+                    raise HarnessGateError("HG906", why) from None
+                self._signers = Path(name)
         return self._signers
 
     def close(self) -> None:
@@ -194,13 +191,12 @@ class Anchors:
 
     def trusted_file(self, rel: str) -> bytes | None:
         """A regular file as the trusted side holds it (the base; HEAD for the index), or
-        None: a CODEOWNERS file the change under test edits counts only once it lands."""
+        None: allowed_signers, or a CODEOWNERS file, that the change under test edits
+        counts only once it lands."""
         if self.base is None:
             return None
         if rel not in self._files:
-            blobs = [b for b in git.tree_entries(self.root, self.base, rel) if b.path == rel]
-            ok = bool(blobs) and blobs[0].mode.startswith("100")
-            self._files[rel] = git.read_blobs(self.root, [blobs[0].oid])[blobs[0].oid] if ok else None
+            self._files[rel] = git.regular_file(self.root, self.base, rel)
         return self._files[rel]
 
     def who(self, commit: str | None) -> Who:

@@ -56,6 +56,7 @@ from harness_gate.git.objects import (
     read_blobs,
     read_blobs_capped,
     read_paths,
+    regular_file,
     resolve,
 )
 from harness_gate.git.process import (
@@ -108,7 +109,7 @@ __all__ = [
     "is_root_commit", "is_shallow", "last_change", "listed_files", "locate", "locate_git_dir", "merge_base",
     "merge_dropped", "merge_heads", "merge_result", "parents", "parse_raw", "peeled_commit", "prefetch_branch_commits",
     "prefetch_index_entries", "prefetch_paths", "prefetch_staged", "prefetch_status_records", "prefetch_tree_entries",
-    "reachable_from", "read_blobs", "read_blobs_capped", "read_paths", "remote_has_branches", "resolve",
+    "reachable_from", "read_blobs", "read_blobs_capped", "read_paths", "regular_file", "remote_has_branches", "resolve",
     "root_commits", "run", "run_status", "set_branch_setting", "shallow_commits", "signatures", "staged_changes",
     "start", "status_paths", "status_records", "subjects", "symlinks", "toplevel", "tracked_files", "tree_changes",
     "tree_entries", "tree_patch_chunks", "tree_without", "tree_without_paths", "unmerged_paths", "unstorable",

@@ -9,6 +9,7 @@ from pathlib import Path
 from harness_gate.errors import GitError
 from harness_gate.git.process import run, run_status, start, streamed
 from harness_gate.git.repo import OID
+from harness_gate.git.trees import tree_entries
 
 
 def resolve(root: Path, rev: str) -> str | None:
@@ -134,3 +135,12 @@ def read_blobs_capped(root: Path, caps: Mapping[str, int]) -> tuple[dict[str, by
             if got != size or out.read(1) != b"\n":
                 raise GitError(f"truncated output reading object {oid}")
     return contents, sizes
+
+
+def regular_file(root: Path, rev: str, rel: str) -> bytes | None:
+    """The bytes of the regular file at `rel` in commit `rev`, or None: absent, a folder,
+    a submodule, or a symbolic link (never followed)."""
+    blobs = [b for b in tree_entries(root, rev, rel) if b.path == rel]
+    if not blobs or not blobs[0].mode.startswith("100"):
+        return None
+    return read_blobs(root, [blobs[0].oid])[blobs[0].oid]
