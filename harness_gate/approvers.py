@@ -175,7 +175,10 @@ def _since_change(records: Sequence[Approval], gate: str, name: str, sha256: str
     bytes, older or newer, ends the run: a rollback counts nobody's earlier approval)."""
     run: list[Approval] = []
     for r in sorted((r for r in records if r.gate == gate and r.artifact == name), key=lambda r: r.seq):
-        run = [*run, r] if r.sha256 == sha256 else []
+        if r.sha256 == sha256:
+            run.append(r)
+        else:
+            run.clear()
     return run
 
 
@@ -226,6 +229,10 @@ def tallies(
     answers to it, though a later amendment narrowed the boundary.
     `read`: the trusted side's files, where the state has no signatures to read them by."""
     rules, _ = expanded(snap.config.approvers, _reader(snap, read), snap.artifacts_dir)
+    return _tallies(snap, folder, life, rules)
+
+
+def _tallies(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle, rules: Sequence[Approvers]) -> list[Tally]:
     if not rules or life.policy is None or folder.plan is None:
         return []
     out: list[Tally] = []
@@ -250,10 +257,10 @@ def findings(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle) -> list[F
     excludes cannot be known, HG220 where no signature can be counted at all."""
     out: list[Finding] = []
     who = snap.who
+    rules, problems = expanded(snap.config.approvers, _reader(snap, None), snap.artifacts_dir)
     if folder.plan is not None and life.policy is not None:
-        _, problems = expanded(snap.config.approvers, _reader(snap, None), snap.artifacts_dir)
         out += [finding("HG226", life.policy.source, why) for why in problems]
-    for t in tallies(snap, folder, life):
+    for t in _tallies(snap, folder, life, rules):
         if who is not None and who.commit is not None and who.unverified is not None:
             why = who.unverified
             out.append(finding("HG220", t.artifact, f"the `{t.rule.name}` approvers cannot be counted: {why}"))
