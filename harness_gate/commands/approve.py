@@ -31,9 +31,10 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     if artifact is None and snap.config.approvers:
         # Nothing awaits a first approval: a bare `approve` by a further approver means the
         # artifact that put the boundary in force (an accepted amendment, say).
-        policy = lifecycle.replay(folder).policy
-        if target == "plan.md" and policy is not None and policy.source.startswith(folder.path + "/"):
-            target = policy.source.rsplit("/", 1)[1] if _approved(folder, target) else target
+        life = lifecycle.replay(folder)
+        settled = target == "plan.md" and life.plan_approval is approvals_mod.Status.APPROVED
+        if settled and life.policy is not None and life.policy.source.startswith(folder.path + "/"):
+            target = life.policy.source.rsplit("/", 1)[1]
     path = f"{folder.path}/{target}"
     if path not in snap.files:
         raise usage(f"{path} does not exist")
@@ -132,15 +133,6 @@ def _sandbox_line(root: Path) -> list[str]:
         f"then: run `harness-gate agent-sandbox` and restart the agent: {', '.join(stale)} still hold the boundary "
         "approved before"
     ]
-
-
-def _approved(folder: plans.PlanFolder, name: str) -> bool:
-    plan = folder.plan
-    return (
-        name == "plan.md"
-        and plan is not None
-        and approvals_mod.status(folder.approvals, "plan", name, plan.sha256) is approvals_mod.Status.APPROVED
-    )
 
 
 def _what_is_approved(art: Artifact) -> list[str]:
