@@ -67,12 +67,19 @@ def resolve(root: Path, event: str, payload: dict[str, Any]) -> Plan:
     if event in ("pull_request", "pull_request_target"):
         pr = payload.get("pull_request") or {}
         # The PR's own head commit, not the synthetic merge commit actions/checkout leaves.
-        return Plan(_sha(pr.get("base", {}).get("sha"), "pull_request.base.sha"),
-                    _sha(pr.get("head", {}).get("sha"), "pull_request.head.sha"), event)  # fmt: skip
+        return Plan(
+            _sha(pr.get("base", {}).get("sha"), "pull_request.base.sha"),
+            _sha(pr.get("head", {}).get("sha"), "pull_request.head.sha"),
+            event,
+        )
     if event == "merge_group":
         group = payload.get("merge_group") or {}
-        return Plan(_sha(group.get("base_sha"), "merge_group.base_sha"),
-                    _sha(group.get("head_sha"), "merge_group.head_sha"), event, landed=True)  # fmt: skip
+        return Plan(
+            _sha(group.get("base_sha"), "merge_group.base_sha"),
+            _sha(group.get("head_sha"), "merge_group.head_sha"),
+            event,
+            landed=True,
+        )
     if event == "push":
         after = payload.get("after") or ""
         if payload.get("deleted") or ZERO.match(str(after)):
@@ -141,8 +148,15 @@ def run() -> Report:
     if plan.base is None or plan.head is None:
         return Report("check", data={"event": event, "skipped": plan.why}, lines=(plan.why,))
     mode = check.Mode(check.ChangeSet.BASE, plan.base, plan.head)
-    report = check.run_check(root, stage=stage, mode=mode, plan_id=None, config_file=_input("config") or None,
-                             reverify=reverify, landed=plan.landed)  # fmt: skip
+    report = check.run_check(
+        root,
+        stage=stage,
+        mode=mode,
+        plan_id=None,
+        config_file=_input("config") or None,
+        reverify=reverify,
+        landed=plan.landed,
+    )
     return Report(report.command, report.findings, {"event": event, **report.data}, report.error, report.lines)
 
 

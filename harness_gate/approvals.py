@@ -181,26 +181,43 @@ def parse(path: str, data: bytes) -> tuple[list[Approval], list[Finding]]:
             # A record of an earlier harness-gate: it binds no plan, sequence or repository,
             # so it grants nothing; it stays in the append-only log, and a new `approve`
             # appends after it.
-            problems.append(finding(
-                "HG204", path, "an approval/v1 record grants nothing (it binds no plan, sequence or repository);"
-                " approve the artifact again", line=n, severity=Severity.WARNING,
-            ))  # fmt: skip
+            problems.append(
+                finding(
+                    "HG204",
+                    path,
+                    "an approval/v1 record grants nothing (it binds no plan, sequence or repository);"
+                    " approve the artifact again",
+                    line=n,
+                    severity=Severity.WARNING,
+                )
+            )
             continue
         rec, why = _parse_line(raw)
         if rec is None:
             problems.append(finding("HG204", path, why, line=n))
             continue
         approval = Approval(
-            rec["seq"], rec["plan"], rec["gate"], rec["artifact"], rec["sha256"], rec["approver"],
-            rec["approved_at"], rec["repository"], n,
-        )  # fmt: skip
+            rec["seq"],
+            rec["plan"],
+            rec["gate"],
+            rec["artifact"],
+            rec["sha256"],
+            rec["approver"],
+            rec["approved_at"],
+            rec["repository"],
+            n,
+        )
         last = last_seq.get((approval.gate, approval.artifact), 0)
         if approval.seq <= last:
-            problems.append(finding(
-                "HG215", path,
-                f"seq {approval.seq} is not above {last}, the previous record's for {approval.artifact}:"
-                " a replayed or reordered approval grants nothing", line=n,
-            ))  # fmt: skip
+            problems.append(
+                finding(
+                    "HG215",
+                    path,
+                    f"seq {approval.seq} is not above {last}, the previous record's for {approval.artifact}:"
+                    " a replayed or reordered approval grants nothing",
+                    line=n,
+                )
+            )
             continue
         last_seq[(approval.gate, approval.artifact)] = approval.seq
         out.append(approval)
@@ -230,9 +247,7 @@ def _parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str]:
     return obj, ""
 
 
-_KEY_ORDER = [
-    "schema", "seq", "plan", "gate", "artifact", "sha256", "answer", "approver", "approved_at", "repository",
-]  # fmt: skip
+_KEY_ORDER = ["schema", "seq", "plan", "gate", "artifact", "sha256", "answer", "approver", "approved_at", "repository"]
 
 
 def status(approvals: Sequence[Approval], approval_gate: str, artifact: str, sha256: str) -> Status:
@@ -252,9 +267,14 @@ def status(approvals: Sequence[Approval], approval_gate: str, artifact: str, sha
 # `GEMINI_CLI=1`; `AI_AGENT`, a convention some others follow. Any of them, set to anything
 # but the empty string, means a tool call.
 AGENT_MARKERS = (
-    "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CODEX_THREAD_ID", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_SANDBOX",
-    "GEMINI_CLI", "AI_AGENT",
-)  # fmt: skip
+    "CLAUDECODE",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CODEX_THREAD_ID",
+    "CODEX_SANDBOX_NETWORK_DISABLED",
+    "CODEX_SANDBOX",
+    "GEMINI_CLI",
+    "AI_AGENT",
+)
 
 
 def agent_marker(env: Mapping[str, str]) -> str | None:

@@ -152,16 +152,20 @@ def _approvers(tables: list[dict[str, Any]], artifacts_dir: str, where: str) -> 
     for n, t in enumerate(tables, start=1):
         if "codeowners" in t:
             if "paths" in t or "principals" in t:
-                raise ConfigError(f"{where}: approvers rule {n}: `codeowners` gives the paths and principals; "
-                                  "name either it or `paths` and `principals`")  # fmt: skip
+                raise ConfigError(
+                    f"{where}: approvers rule {n}: `codeowners` gives the paths and principals; "
+                    "name either it or `paths` and `principals`"
+                )
             name = t.get("name") or t["codeowners"]
             aliases = tuple(sorted((k, tuple(v)) for k, v in t.get("aliases", {}).items()))
-            out.append(Approvers(name, (), (), t.get("count", 1), t.get("exclude_author", False),
-                                 t["codeowners"], aliases))  # fmt: skip
+            out.append(
+                Approvers(name, (), (), t.get("count", 1), t.get("exclude_author", False), t["codeowners"], aliases)
+            )
             continue
         if "paths" not in t or "principals" not in t or "aliases" in t:
-            raise ConfigError(f"{where}: approvers rule {n}: name `paths` and `principals` (or `codeowners`, "
-                              "with its `aliases`)")  # fmt: skip
+            raise ConfigError(
+                f"{where}: approvers rule {n}: name `paths` and `principals` (or `codeowners`, with its `aliases`)"
+            )
         name = t.get("name") or t["paths"][0]
         for pattern in t["paths"]:
             try:
@@ -270,8 +274,13 @@ def _explain(where: str, text: bytes, error: Any, table: Sequence[str] = ()) -> 
     return f"{where}{at}: `{key or '(the table)'}`: {error.message}"
 
 
-_TYPES = {"array": "a list", "string": "a string", "boolean": "true or false", "integer": "a whole number",
-          "object": "a table"}  # fmt: skip
+_TYPES = {
+    "array": "a list",
+    "string": "a string",
+    "boolean": "true or false",
+    "integer": "a whole number",
+    "object": "a table",
+}
 
 
 _HEADER = re.compile(rb"^[ \t]*\[\[?([^\]]+)\]\]?[ \t]*(?:#.*)?$")

@@ -227,10 +227,14 @@ def _judged_entries(
             continue
         problems = [entry_problem(runtime, event, m, h) for m, h in mine]
         if all(problems):
-            found.append(_finding(
-                "HG911", rel, f"the {event} hook in {rel} {problems[0]}: it does not guard the agent",
-                f"Run `harness-gate init --agent {runtime}` again, or fix the entry by hand.",
-            ))  # fmt: skip
+            found.append(
+                _finding(
+                    "HG911",
+                    rel,
+                    f"the {event} hook in {rel} {problems[0]}: it does not guard the agent",
+                    f"Run `harness-gate init --agent {runtime}` again, or fix the entry by hand.",
+                )
+            )
     return found
 
 
@@ -285,11 +289,15 @@ def codex(root: Path, homes: Homes, events: Sequence[str], command: str, rel: st
     facts: dict[str, Any] = {"config": shown, "project_trust": trust if isinstance(trust, str) else None}
     if trust != "trusted":
         said = "marks this project untrusted" if trust == "untrusted" else "does not trust this project"
-        found.append(_finding(
-            "HG911", shown, f"Codex {said} ({root}): it does not load {rel}, and runs no hook of it",
-            f"Trust the project: start `codex` here and answer its trust prompt, or `codex exec --trust`, or add "
-            f'`[projects.{json.dumps(str(root))}] trust_level = "trusted"` to {shown}.',
-        ))  # fmt: skip
+        found.append(
+            _finding(
+                "HG911",
+                shown,
+                f"Codex {said} ({root}): it does not load {rel}, and runs no hook of it",
+                f"Trust the project: start `codex` here and answer its trust prompt, or `codex exec --trust`, or add "
+                f'`[projects.{json.dumps(str(root))}] trust_level = "trusted"` to {shown}.',
+            )
+        )
     switched = _codex_hooks_setting(root, homes, config_path, config, trusted=trust == "trusted")
     if isinstance(switched, Finding):
         return RuntimeReport("codex", rel, False, (switched,))
@@ -318,13 +326,17 @@ def codex(root: Path, homes: Homes, events: Sequence[str], command: str, rel: st
                 "modified": "changed since it was trusted",
                 "disabled": "is switched off (`enabled = false`)",
             }[status]
-            found.append(_finding(
-                "HG911", rel, f"the {event} hook {what} in {shown} (`{key}`, its hash now `{want}`): Codex does not "
-                "run it, and says nothing",
-                f"Read {rel}, then trust it: `/hooks` in Codex, or the `[hooks.state]` lines `harness-gate doctor` "
-                f"prints, added to {shown}. (`codex exec --dangerously-bypass-hook-trust` runs untrusted hooks for "
-                "one run.)",
-            ))  # fmt: skip
+            found.append(
+                _finding(
+                    "HG911",
+                    rel,
+                    f"the {event} hook {what} in {shown} (`{key}`, its hash now `{want}`): Codex does not "
+                    "run it, and says nothing",
+                    f"Read {rel}, then trust it: `/hooks` in Codex, or the `[hooks.state]` lines `harness-gate doctor` "
+                    f"prints, added to {shown}. (`codex exec --dangerously-bypass-hook-trust` runs untrusted hooks for "
+                    "one run.)",
+                )
+            )
             if status == "untrusted":
                 advice += [f"[hooks.state.{json.dumps(key)}]", f'trusted_hash = "{want}"']
             elif status == "modified":  # the table is there already: a second one would not parse
@@ -388,16 +400,24 @@ def claude(root: Path, homes: Homes, events: Sequence[str], command: str, rel: s
             if in_managed and not name.startswith("managed"):
                 continue  # managed hooks run under another layer's disableAllHooks
             shown = _shown(root, path)
-            found.append(_finding(
-                "HG911", shown, f"`disableAllHooks` is true in the {name.split(' ')[0]} settings {shown}: "
-                "Claude Code runs no hook", f"Remove `disableAllHooks` from {shown}.",
-            ))  # fmt: skip
+            found.append(
+                _finding(
+                    "HG911",
+                    shown,
+                    f"`disableAllHooks` is true in the {name.split(' ')[0]} settings {shown}: Claude Code runs no hook",
+                    f"Remove `disableAllHooks` from {shown}.",
+                )
+            )
     only_managed = any(doc.get("allowManagedHooksOnly") is True for _, doc in managed if doc)
     if only_managed and not in_managed:
-        found.append(_finding(
-            "HG911", rel, "the managed settings set `allowManagedHooksOnly`: Claude Code runs no hook of the project's",
-            "Install the hook in the managed settings: `harness-gate agent-sandbox --managed` prints them.",
-        ))  # fmt: skip
+        found.append(
+            _finding(
+                "HG911",
+                rel,
+                "the managed settings set `allowManagedHooksOnly`: Claude Code runs no hook of the project's",
+                "Install the hook in the managed settings: `harness-gate agent-sandbox --managed` prints them.",
+            )
+        )
     if not in_managed:
         found += _judged_entries("claude", docs["project"], events, command, rel)
     found += _timeouts(docs["project"], events, command, rel) + _on_path("claude", command, homes)
@@ -408,9 +428,11 @@ def claude(root: Path, homes: Homes, events: Sequence[str], command: str, rel: s
 def _no_entry(rel: str, event: str, command: str, runtime: str) -> Finding:
     """The runtime's project settings hold no entry for `event` running the hook."""
     return _finding(
-        "HG911", rel, f"{rel} has no {event} entry running `{command}`",
+        "HG911",
+        rel,
+        f"{rel} has no {event} entry running `{command}`",
         f"Run `harness-gate init --agent {runtime}` again (it keeps every other entry).",
-    )  # fmt: skip
+    )
 
 
 # -- Gemini CLI ---------------------------------------------------------------------------------
@@ -436,25 +458,34 @@ def gemini(root: Path, homes: Homes, events: Sequence[str], command: str, rel: s
         shown = _shown(root, path)
         later = [_table(d, "hooksConfig").get("enabled") for _, d in settings[n + 1 :]]
         if config.get("enabled") is False and not (name.startswith("defaults") and True in later):
-            found.append(_finding(
-                "HG911", shown, f"`hooksConfig.enabled` is false in the {name.split(' ')[0]} settings {shown}: "
-                "Gemini CLI runs no hook", f"Remove `hooksConfig.enabled: false` from {shown}.",
-            ))  # fmt: skip
+            found.append(
+                _finding(
+                    "HG911",
+                    shown,
+                    f"`hooksConfig.enabled` is false in the {name.split(' ')[0]} settings {shown}: "
+                    "Gemini CLI runs no hook",
+                    f"Remove `hooksConfig.enabled: false` from {shown}.",
+                )
+            )
         disabled = config.get("disabled")
         if isinstance(disabled, list) and command in disabled:
             found.append(_finding("HG911", shown, f"`hooksConfig.disabled` in {shown} names `{command}`"))
     found += _judged_entries("gemini", docs["project"], events, command, rel)
     trust = _gemini_trust(root, folders)
     if trust == "DO_NOT_TRUST":
-        found.append(_finding(
-            "HG911", str(trust_file), f"{trust_file} does not trust this folder: Gemini CLI ignores {rel}",
-        ))  # fmt: skip
+        found.append(
+            _finding("HG911", str(trust_file), f"{trust_file} does not trust this folder: Gemini CLI ignores {rel}")
+        )
     elif trust is None:
-        found.append(_finding(
-            "HG912", str(trust_file), f"this folder is not in {trust_file}: where folder trust is on, Gemini CLI "
-            f"ignores {rel} (headless, `GEMINI_CLI_TRUST_WORKSPACE=true` trusts it for one run)",
-            "Trust the folder when Gemini CLI asks (or `/permissions`).",
-        ))  # fmt: skip
+        found.append(
+            _finding(
+                "HG912",
+                str(trust_file),
+                f"this folder is not in {trust_file}: where folder trust is on, Gemini CLI "
+                f"ignores {rel} (headless, `GEMINI_CLI_TRUST_WORKSPACE=true` trusts it for one run)",
+                "Trust the folder when Gemini CLI asks (or `/permissions`).",
+            )
+        )
     found += _timeouts(docs["project"], events, command, rel, ms=True) + _on_path("gemini", command, homes)
     return RuntimeReport("gemini", rel, not any(f.blocks for f in found), tuple(found), {"folder_trust": trust})
 
@@ -502,11 +533,15 @@ def _timeouts(
                 continue
             seconds = timeout / 1000 if ms else timeout
             if seconds < MIN_TIMEOUT:
-                out.append(_finding(
-                    "HG912", rel, f"the {event} hook's timeout in {rel} is {seconds:g} s: a hook cut off by its "
-                    "timeout lets the tool run (fail open)",
-                    f"Give it at least {MIN_TIMEOUT} s, or remove the `timeout`.",
-                ))  # fmt: skip
+                out.append(
+                    _finding(
+                        "HG912",
+                        rel,
+                        f"the {event} hook's timeout in {rel} is {seconds:g} s: a hook cut off by its "
+                        "timeout lets the tool run (fail open)",
+                        f"Give it at least {MIN_TIMEOUT} s, or remove the `timeout`.",
+                    )
+                )
     return out
 
 
@@ -515,11 +550,15 @@ def _on_path(runtime: str, command: str, homes: Homes) -> list[Finding]:
     program = command.split(" ", 1)[0]
     if shutil.which(program, path=homes.path) is not None:
         return []
-    return [_finding(
-        "HG912", program, f"`{program}` is not on PATH here: the {runtime} hook would exit 127, and the runtime "
-        "runs the tool anyway (fail open)",
-        "Install harness-gate where the agent's PATH finds it (`pipx install ...`), or put its folder on PATH.",
-    )]  # fmt: skip
+    return [
+        _finding(
+            "HG912",
+            program,
+            f"`{program}` is not on PATH here: the {runtime} hook would exit 127, and the runtime "
+            "runs the tool anyway (fail open)",
+            "Install harness-gate where the agent's PATH finds it (`pipx install ...`), or put its folder on PATH.",
+        )
+    ]
 
 
 def _shown(root: Path, path: Path) -> str:

@@ -76,8 +76,9 @@ def pipeline(env: Mapping[str, str]) -> Pipeline | None:
             return Pipeline(
                 _sha(env, "CI_MERGE_REQUEST_TARGET_BRANCH_SHA"), _sha(env, "CI_COMMIT_SHA"), event, landed=True
             )
-        raise _bad(f"unknown CI_MERGE_REQUEST_EVENT_TYPE {event[:80]!r}: expected detached, merged_result or "
-                   "merge_train")  # fmt: skip
+        raise _bad(
+            f"unknown CI_MERGE_REQUEST_EVENT_TYPE {event[:80]!r}: expected detached, merged_result or merge_train"
+        )
     if source == "push" and env.get("CI_COMMIT_BRANCH") and env.get("CI_COMMIT_BRANCH") == env.get("CI_DEFAULT_BRANCH"):
         if env.get("CI_COMMIT_BEFORE_SHA", "") in ZERO_OIDS:
             raise _bad("the first push of the default branch has no earlier state to compare with")
@@ -130,8 +131,9 @@ def code_quality(report: Report, *, root: Path | None = None) -> list[dict[str, 
         error = report.error
         path, line = error_location(error)
         text = f"{error.code}: {error.message}" + (f" — {error.hint}" if error.hint else "")
-        issues.append(_issue(error.code, path or fallback, line, text, severity="blocker", seen=seen,
-                             message=error.message))  # fmt: skip
+        issues.append(
+            _issue(error.code, path or fallback, line, text, severity="blocker", seen=seen, message=error.message)
+        )
     findings: list[Finding] = ordered(report.findings)
     size = 4096  # the frame, and the issue that counts what was left out
     kept = 0
@@ -152,12 +154,18 @@ def code_quality(report: Report, *, root: Path | None = None) -> list[dict[str, 
         kept += 1
     left = len(findings) - kept
     if left:
-        issues.append(_issue(
-            findings[kept].code, fallback, None,
-            f"{left} more finding{'s' * (left != 1)} left out of this report (at most {MAX_ISSUES} issues, "
-            f"{MAX_BYTES // 1_000_000} MB); the job's log and `--format json` list every finding",
-            severity="info", seen=seen, message="left out",
-        ))  # fmt: skip
+        issues.append(
+            _issue(
+                findings[kept].code,
+                fallback,
+                None,
+                f"{left} more finding{'s' * (left != 1)} left out of this report (at most {MAX_ISSUES} issues, "
+                f"{MAX_BYTES // 1_000_000} MB); the job's log and `--format json` list every finding",
+                severity="info",
+                seen=seen,
+                message="left out",
+            )
+        )
     result: list[dict[str, Any]] = clean(issues)
     return result
 

@@ -108,8 +108,9 @@ def normalised(message: str) -> str:
 def fingerprint(code: str, path: str, message: str) -> str:
     """sha256 of the rule, the path's exact bytes and the normalised message (no line:
     records appended above a line move it, and it is the same problem)."""
-    raw = b"\0".join((code.encode(), path.encode("utf-8", "surrogateescape"),
-                      normalised(message).encode("utf-8", "surrogateescape")))  # fmt: skip
+    raw = b"\0".join(
+        (code.encode(), path.encode("utf-8", "surrogateescape"), normalised(message).encode("utf-8", "surrogateescape"))
+    )
     return hashlib.sha256(raw).hexdigest()[:32]
 
 
@@ -156,11 +157,9 @@ def _rules(links: rule_links.RuleLinks) -> list[dict[str, Any]]:
         url = links.rule_url(code)
         if url is not None:  # no page known: no link rather than a dead one (rule_links)
             entry["helpUri"] = url
-        entry.update({
-            "help": rule_help(code, rule, links),
-            "defaultConfiguration": {"level": level},
-            "properties": properties,
-        })  # fmt: skip
+        entry.update(
+            {"help": rule_help(code, rule, links), "defaultConfiguration": {"level": level}, "properties": properties}
+        )
         out.append(entry)
     return out
 
@@ -189,12 +188,14 @@ def _result(f: Finding, fallback: str, seen: dict[str, int]) -> dict[str, Any]:
     result: dict[str, Any] = {"ruleId": f.code}
     if f.code in _INDEX:
         result["ruleIndex"] = _INDEX[f.code]
-    result.update({
-        "level": _LEVEL[f.severity],
-        "message": {"text": bounded(f"{f.message} — {f.hint}" if f.hint else f.message)},
-        "locations": [_location(path, f.line)],
-        "partialFingerprints": {FINGERPRINT: value, GITHUB_FINGERPRINT: value},
-    })  # fmt: skip
+    result.update(
+        {
+            "level": _LEVEL[f.severity],
+            "message": {"text": bounded(f"{f.message} — {f.hint}" if f.hint else f.message)},
+            "locations": [_location(path, f.line)],
+            "partialFingerprints": {FINGERPRINT: value, GITHUB_FINGERPRINT: value},
+        }
+    )
     if f.commit is not None:
         result["properties"] = {"commit": f.commit}
     return result
@@ -234,11 +235,18 @@ def to_sarif(report: Report, *, root: Path | None = None) -> dict[str, Any]:
     notifications: list[dict[str, Any]] = []
     if len(findings) > len(results):
         left = len(findings) - len(results)
-        notifications.append({"level": "warning", "message": {"text": (
-            f"{left} more finding{'s' * (left != 1)} left out: code scanning rejects a run with more than "
-            f"{MAX_RESULTS} results or a file over {MAX_BYTES // 1_000_000} MB; the JSON report "
-            "(--format json) lists every finding"
-        )}})  # fmt: skip
+        notifications.append(
+            {
+                "level": "warning",
+                "message": {
+                    "text": (
+                        f"{left} more finding{'s' * (left != 1)} left out: code scanning rejects a run with more than "
+                        f"{MAX_RESULTS} results or a file over {MAX_BYTES // 1_000_000} MB; the JSON report "
+                        "(--format json) lists every finding"
+                    )
+                },
+            }
+        )
     if report.error is not None:
         error = report.error
         # A result too, not only a notification: code scanning shows results, and the

@@ -157,15 +157,24 @@ class Anchors:
                 if r.repository is None or self._in_history(r.repository):
                     kept.append(r)
                 elif self._is_shallow():
-                    problems.append(finding(
-                        "HG220", path, f"this record names root commit {r.repository[:12]}, which a shallow clone"
-                        " cannot show", line=r.line,
-                    ))  # fmt: skip
+                    problems.append(
+                        finding(
+                            "HG220",
+                            path,
+                            f"this record names root commit {r.repository[:12]}, which a shallow clone cannot show",
+                            line=r.line,
+                        )
+                    )
                 else:
-                    problems.append(finding(
-                        "HG214", path, f"this record was given in the history of root commit {r.repository[:12]},"
-                        " which is not this repository's", line=r.line,
-                    ))  # fmt: skip
+                    problems.append(
+                        finding(
+                            "HG214",
+                            path,
+                            f"this record was given in the history of root commit {r.repository[:12]},"
+                            " which is not this repository's",
+                            line=r.line,
+                        )
+                    )
             if commit is None or not kept:
                 return kept, problems
             if self.signed:
@@ -237,24 +246,36 @@ class Anchors:
         for r in records:
             added_by = blame.commits[r.line - 1] if r.line <= len(blame.commits) else ""
             if not added_by or self._unattributable(blame, added_by):
-                problems.append(finding(
-                    "HG220", path, "the commit that added this record is beyond a shallow history", line=r.line,
-                ))  # fmt: skip
+                problems.append(
+                    finding("HG220", path, "the commit that added this record is beyond a shallow history", line=r.line)
+                )
                 continue
             sig = sigs[added_by]
             if sig.status == "G" and not self._from_here(added_by):
                 # A signed commit of another repository's history, merged in.
-                problems.append(finding(
-                    "HG214", path, f"added by commit {added_by[:12]}, which descends from no root of the base's"
-                    " history (another repository's commit, merged in)", line=r.line,
-                ))  # fmt: skip
+                problems.append(
+                    finding(
+                        "HG214",
+                        path,
+                        f"added by commit {added_by[:12]}, which descends from no root of the base's"
+                        " history (another repository's commit, merged in)",
+                        line=r.line,
+                    )
+                )
             elif sig.status == "G":
                 kept.append(dataclasses.replace(r, signer=sig.signer, key=sig.key))
             else:
-                dropped.append((r, finding(
-                    "HG217", path, f"added by commit {added_by[:12]} with {_STATUS.get(sig.status, sig.status)}",
-                    line=r.line,
-                )))  # fmt: skip
+                dropped.append(
+                    (
+                        r,
+                        finding(
+                            "HG217",
+                            path,
+                            f"added by commit {added_by[:12]} with {_STATUS.get(sig.status, sig.status)}",
+                            line=r.line,
+                        ),
+                    )
+                )
         # An unsigned record next to a signed one for the same bytes is harmless noise.
         good = {(r.gate, r.artifact, r.sha256) for r in kept}
         problems.extend(f for r, f in dropped if (r.gate, r.artifact, r.sha256) not in good)
@@ -299,16 +320,25 @@ class Anchors:
         unsigned = sorted(oid for oid, sig in code.items() if sig.status != "G")
         if unsigned:
             # Without a signature on the code there is no key to tell the reviewer from.
-            return [finding(
-                "HG219", path, "the reviewer's independence cannot be shown: code commit(s) "
-                + ", ".join(o[:12] for o in unsigned[:5]) + " carry no good signature by an allowed key",
-            )]  # fmt: skip
+            return [
+                finding(
+                    "HG219",
+                    path,
+                    "the reviewer's independence cannot be shown: code commit(s) "
+                    + ", ".join(o[:12] for o in unsigned[:5])
+                    + " carry no good signature by an allowed key",
+                )
+            ]
         shared = sorted(oid for oid, sig in code.items() if sig.key and sig.key in keys)
         if shared:
-            return [finding(
-                "HG219", path, f"the review's key {sorted(keys)[0]} also signed code commit(s) "
-                + ", ".join(o[:12] for o in shared[:5]),
-            )]  # fmt: skip
+            return [
+                finding(
+                    "HG219",
+                    path,
+                    f"the review's key {sorted(keys)[0]} also signed code commit(s) "
+                    + ", ".join(o[:12] for o in shared[:5]),
+                )
+            ]
         return []
 
 

@@ -36,9 +36,14 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
         # make every empty `check --staged` an HG950.
         # HARNESS_GATE_RULES_URL, HG_ACTION_*: where rule links point (rule_links), set per test.
         if name.startswith(("GIT_", "PRE_COMMIT", "HG_ACTION_")) or name in (
-            "NO_COLOR", "GITHUB_ACTIONS", "CLAUDE_PROJECT_DIR", "CI", "HARNESS_GATE_RULES_URL", "HG_SERVER_URL",
+            "NO_COLOR",
+            "GITHUB_ACTIONS",
+            "CLAUDE_PROJECT_DIR",
+            "CI",
+            "HARNESS_GATE_RULES_URL",
+            "HG_SERVER_URL",
             *AGENT_MARKERS,
-        ):  # fmt: skip
+        ):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))

@@ -48,10 +48,22 @@ def action_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     def install(temp: Path) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
-        env.update({"RUNNER_TEMP": str(temp), "GITHUB_ACTION_PATH": str(PROJECT), "HG_PYTHON": sys.executable,
-                    "PIP_CACHE_DIR": str(temp / "pip-cache")})  # fmt: skip
-        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-                              cwd=temp, env=env, capture_output=True, text=True, check=False)  # fmt: skip
+        env.update(
+            {
+                "RUNNER_TEMP": str(temp),
+                "GITHUB_ACTION_PATH": str(PROJECT),
+                "HG_PYTHON": sys.executable,
+                "PIP_CACHE_DIR": str(temp / "pip-cache"),
+            }
+        )
+        proc = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+            cwd=temp,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
 
     return built_once(tmp_path_factory, "action-venv", install) / VENV
@@ -118,11 +130,18 @@ def run_action(
         return EXPR.sub(one, text)
 
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
-    base_env.update({
-        "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": str(event_path),
-        "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary), "RUNNER_TEMP": str(runner_temp),
-        "GITHUB_ACTION_PATH": str(PROJECT), "GITHUB_WORKSPACE": str(repo),
-    })  # fmt: skip
+    base_env.update(
+        {
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_EVENT_NAME": event,
+            "GITHUB_EVENT_PATH": str(event_path),
+            "GITHUB_OUTPUT": str(output),
+            "GITHUB_STEP_SUMMARY": str(summary),
+            "RUNNER_TEMP": str(runner_temp),
+            "GITHUB_ACTION_PATH": str(PROJECT),
+            "GITHUB_WORKSPACE": str(repo),
+        }
+    )
     stdout = ""
     code = 0
     for step in ACTION["runs"]["steps"]:
@@ -134,8 +153,12 @@ def run_action(
         cwd = repo / evaluate(step.get("working-directory", "."))
         proc = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-            cwd=cwd, env=env, capture_output=True, text=True, check=False,
-        )  # fmt: skip
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         stdout += proc.stdout
         code = proc.returncode
         assert "Traceback" not in proc.stderr, proc.stderr

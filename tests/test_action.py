@@ -119,8 +119,9 @@ def test_stale_evidence(project: Repo, runner_temp: Path) -> None:
 
 def test_shallow_clone_is_blocked_with_the_fix(project: Repo, runner_temp: Path, tmp_path: Path) -> None:
     clone = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{project.path}", str(clone)],
-                   check=True)  # fmt: skip
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{project.path}", str(clone)], check=True
+    )
     out = run_action(clone, runner_temp, "pull_request", pr(project))
     assert out.code == 2
     assert out.outputs["result"] == "error"
@@ -141,8 +142,9 @@ def test_new_branch_push_compares_with_the_default_branch(project: Repo, runner_
 def test_push_and_deleted_branch(project: Repo, runner_temp: Path) -> None:
     payload = {"before": sha(project, "main"), "after": sha(project, "feature")}
     assert run_action(project.path, runner_temp, "push", payload).code == 0
-    deleted = run_action(project.path, runner_temp, "push", {"before": sha(project, "feature"), "after": ZERO,
-                                                              "deleted": True})  # fmt: skip
+    deleted = run_action(
+        project.path, runner_temp, "push", {"before": sha(project, "feature"), "after": ZERO, "deleted": True}
+    )
     assert deleted.code == 0
     assert "nothing to check" in deleted.summary
 
@@ -240,23 +242,38 @@ def test_pushes_without_the_old_tip(project: Repo, runner_temp: Path, tmp_path: 
     after = sha(project, "feature")
     # A shallow clone cannot know what a push changed.
     clone = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{project.path}", str(clone)],
-                   check=True)  # fmt: skip
-    payload = {"ref": "refs/heads/feature", "before": sha(project, "feature~1"), "after": after,
-               "repository": {"default_branch": "main"}}  # fmt: skip
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{project.path}", str(clone)], check=True
+    )
+    payload = {
+        "ref": "refs/heads/feature",
+        "before": sha(project, "feature~1"),
+        "after": after,
+        "repository": {"default_branch": "main"},
+    }
     out = run_action(clone, runner_temp, "push", payload)
     assert out.code == 2
     assert "fetch-depth: 0" in out.stdout
     # A forced push to the default branch whose old tip was never fetched.
-    forced = {"ref": "refs/heads/main", "before": "1" * 40, "after": after, "forced": True,
-              "repository": {"default_branch": "main"}}  # fmt: skip
+    forced = {
+        "ref": "refs/heads/main",
+        "before": "1" * 40,
+        "after": after,
+        "forced": True,
+        "repository": {"default_branch": "main"},
+    }
     assert run_action(project.path, runner_temp, "push", forced).code == 2
     # A forced push whose old tip is here: the commits it brings are judged.
     project.write("other.py", "x\n")
     project.git("add", "-A")
     project.git("commit", "-qm", "outside", "--no-verify")
-    rewritten = {"ref": "refs/heads/main", "before": sha(project, "main"), "after": sha(project, "feature"),
-                 "forced": True, "repository": {"default_branch": "main"}}  # fmt: skip
+    rewritten = {
+        "ref": "refs/heads/main",
+        "before": sha(project, "main"),
+        "after": sha(project, "feature"),
+        "forced": True,
+        "repository": {"default_branch": "main"},
+    }
     assert run_action(project.path, runner_temp, "push", rewritten).code == 1
 
 
@@ -283,8 +300,12 @@ def test_a_push_to_a_feature_branch_is_judged_against_the_default_branch(project
     project.git("add", "-A")
     project.git("commit", "-qm", "weaken and escape", "--no-verify")
     first = sha(project, "feature")
-    payload = {"ref": "refs/heads/feature", "before": sha(project, "feature~1"), "after": first,
-               "repository": {"default_branch": "main"}}  # fmt: skip
+    payload = {
+        "ref": "refs/heads/feature",
+        "before": sha(project, "feature~1"),
+        "after": first,
+        "repository": {"default_branch": "main"},
+    }
     assert run_action(project.path, runner_temp, "push", payload).code == 1
     project.write("src/b.py", "b = 1\n")
     project.git("add", "-A")

@@ -190,9 +190,16 @@ def test_amendment_the_lifecycle_rejects_is_not_put_to_the_approver(repo: Repo) 
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("CLAUDECODE", "1"), ("CLAUDE_CODE_ENTRYPOINT", "sdk-cli"), ("CODEX_THREAD_ID", "t1"),
-     ("CODEX_SANDBOX_NETWORK_DISABLED", "1"), ("CODEX_SANDBOX", "seatbelt"), ("GEMINI_CLI", "1"), ("AI_AGENT", "x")],
-)  # fmt: skip
+    [
+        ("CLAUDECODE", "1"),
+        ("CLAUDE_CODE_ENTRYPOINT", "sdk-cli"),
+        ("CODEX_THREAD_ID", "t1"),
+        ("CODEX_SANDBOX_NETWORK_DISABLED", "1"),
+        ("CODEX_SANDBOX", "seatbelt"),
+        ("GEMINI_CLI", "1"),
+        ("AI_AGENT", "x"),
+    ],
+)
 def test_approve_refuses_inside_a_coding_agent(
     repo: Repo, monkeypatch: pytest.MonkeyPatch, name: str, value: str
 ) -> None:

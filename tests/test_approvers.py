@@ -127,8 +127,9 @@ def test_a_translated_codeowners_pattern_covers_every_path_git_matches(tmp_path:
     for _ in range(60):
         parts = [rng.choice(pieces) for _ in range(rng.randint(1, 3))]
         raws.add(("/" if rng.random() < 0.4 else "") + "/".join(parts) + ("/" if rng.random() < 0.3 else ""))
-    paths = sorted({"/".join(rng.choice(["a", "b", "a.py", "d", "x"]) for _ in range(rng.randint(1, 4)))
-                    for _ in range(300)})  # fmt: skip
+    paths = sorted(
+        {"/".join(rng.choice(["a", "b", "a.py", "d", "x"]) for _ in range(rng.randint(1, 4))) for _ in range(300)}
+    )
     compared = 0
     for raw in sorted(raws):
         mine = approvers.codeowners_patterns(raw, "harness")
@@ -136,9 +137,12 @@ def test_a_translated_codeowners_pattern_covers_every_path_git_matches(tmp_path:
             continue
         (tmp_path / ".gitignore").write_text(raw + "\n")
         out = subprocess.run(
-            ["git", "check-ignore", "--no-index", "--stdin", "-z"], cwd=tmp_path, check=False, capture_output=True,
+            ["git", "check-ignore", "--no-index", "--stdin", "-z"],
+            cwd=tmp_path,
+            check=False,
+            capture_output=True,
             input="\0".join(paths).encode() + b"\0",
-        ).stdout  # fmt: skip
+        ).stdout
         matched = {p for p in out.decode().split("\0") if p}
         ours = boundary.Boundary.compile(list(mine))
         missed = sorted(p for p in matched if not ours.matches(p.encode()))

@@ -26,9 +26,12 @@ def _commit(oid: str, *parents: str) -> git.Commit:
 def test_a_plan_added_on_the_line_is_its_own_and_a_merged_one_is_foreign() -> None:
     # base B (plan old) -> a1 adds mine -> (other line: u1 adds theirs) -> m merges u1 -> a2
     plans = {
-        "B": {"old"}, "a1": {"old", "mine"}, "u1": {"old", "theirs"},
-        "m": {"old", "mine", "theirs"}, "a2": {"old", "mine", "theirs"},
-    }  # fmt: skip
+        "B": {"old"},
+        "a1": {"old", "mine"},
+        "u1": {"old", "theirs"},
+        "m": {"old", "mine", "theirs"},
+        "a2": {"old", "mine", "theirs"},
+    }
     listing = [_commit("a1", "B"), _commit("u1", "B"), _commit("m", "a1", "u1"), _commit("a2", "m")]
     found = branches.walk(listing, _plans(plans))
     assert found["a1"] == Origins(own=frozenset({"mine"}), added=frozenset({"mine"}))
@@ -142,8 +145,12 @@ def test_own_open_plans_govern_before_the_bases(adopted: Repo) -> None:
     adopted.new_plan("mine")
     adopted.git("add", "-A")
     index = artifacts_tree.from_index(adopted.path)
-    origins = branches.locally(adopted.path, index.config, [adopted.git("rev-parse", "HEAD").decode().strip()],
-                               frozenset(governance.present(index)))  # fmt: skip
+    origins = branches.locally(
+        adopted.path,
+        index.config,
+        [adopted.git("rev-parse", "HEAD").decode().strip()],
+        frozenset(governance.present(index)),
+    )
     assert origins.own == {"mine"}
     found = governance.candidates(index, origins)
     assert found.ids == ("mine",) and found.why == "started on this branch"
@@ -260,15 +267,20 @@ def test_the_hook_in_a_shallow_clone_walks_no_further_than_its_cut(adopted: Repo
     adopted.git("add", "-A")
     adopted.git("commit", "-qm", "plan")
     clone = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{adopted.path}", str(clone)],
-                   check=True)  # fmt: skip
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{adopted.path}", str(clone)], check=True
+    )
     for ref in ("refs/remotes/origin/HEAD", "refs/remotes/origin/feature"):  # no base branch known at all
         subprocess.run(["git", "update-ref", "-d", "--no-deref", ref], cwd=clone, check=True)
     (clone / "src").mkdir()
     (clone / "src" / "a.py").write_text("a = 1\n")
     subprocess.run(["git", "add", "-A"], cwd=clone, check=True)
-    res = subprocess.run([sys.executable, "-m", "harness_gate", "check", "--staged", "--format", "json"], cwd=clone,
-                         capture_output=True, check=False)  # fmt: skip
+    res = subprocess.run(
+        [sys.executable, "-m", "harness_gate", "check", "--staged", "--format", "json"],
+        cwd=clone,
+        capture_output=True,
+        check=False,
+    )
     # Judged, not stopped (exit 2, HG905): only the approval, whose root commit a shallow
     # clone cannot show, is in question, as before the branch's commits were walked.
     assert res.returncode == 1, res.stdout
@@ -294,11 +306,21 @@ def test_a_base_branch_that_names_nothing_is_said_plainly(adopted: Repo) -> None
 # A developer's settings that reshape `git diff` output (issue 23): each is set where a
 # developer sets it (the repository's config, the global one under HOME, attributes).
 DIFF_SETTINGS = {
-    "diff.suppressBlankEmpty": "true", "diff.noprefix": "true", "diff.mnemonicPrefix": "true",
-    "core.quotePath": "true", "diff.relative": "true", "color.ui": "always", "color.diff": "always",
-    "diff.context": "9", "diff.interHunkContext": "9", "diff.algorithm": "patience", "diff.indentHeuristic": "false",
-    "diff.submodule": "log", "core.bigFileThreshold": "1", "diff.orderFile": "order.txt",
-}  # fmt: skip
+    "diff.suppressBlankEmpty": "true",
+    "diff.noprefix": "true",
+    "diff.mnemonicPrefix": "true",
+    "core.quotePath": "true",
+    "diff.relative": "true",
+    "color.ui": "always",
+    "color.diff": "always",
+    "diff.context": "9",
+    "diff.interHunkContext": "9",
+    "diff.algorithm": "patience",
+    "diff.indentHeuristic": "false",
+    "diff.submodule": "log",
+    "core.bigFileThreshold": "1",
+    "diff.orderFile": "order.txt",
+}
 
 
 def test_change_id_ignores_the_developers_git_settings(

@@ -103,8 +103,23 @@ def test_plan_new_warns_of_a_wildcard_over_a_protected_path(repo: Repo, pattern:
     """A wildcard never allows a protected path: `plan new` says so (exit 0, a warning), with
     the exact path to name instead; an exact path or an ordinary wildcard draws nothing."""
     exact = ".github/workflows/release.yml"
-    res = repo.cli("plan", "new", "p", "--objective", "x", "--verify", "t=true", "--boundary", pattern,
-                   "--boundary", "src/**", "--boundary", exact, "--format", "json")  # fmt: skip
+    res = repo.cli(
+        "plan",
+        "new",
+        "p",
+        "--objective",
+        "x",
+        "--verify",
+        "t=true",
+        "--boundary",
+        pattern,
+        "--boundary",
+        "src/**",
+        "--boundary",
+        exact,
+        "--format",
+        "json",
+    )
     assert res.exit_code == 0, res.output
     [warning] = json.loads(res.output)["findings"]
     assert warning["code"] == "HG102" and warning["severity"] == "warning"
@@ -112,8 +127,21 @@ def test_plan_new_warns_of_a_wildcard_over_a_protected_path(repo: Repo, pattern:
         assert warning["path"] == reached and f"--boundary {reached}" in warning["message"]
     text = repo.cli("plan", "new", "q", "--objective", "x", "--verify", "t=true", "--boundary", pattern)
     assert text.exit_code == 0 and "no wildcard allows" in text.output
-    plain = repo.cli("plan", "new", "r", "--objective", "x", "--verify", "t=true", "--boundary", "src/**",
-                     "--boundary", ".github/workflows/ci.yml", "--format", "json")  # fmt: skip
+    plain = repo.cli(
+        "plan",
+        "new",
+        "r",
+        "--objective",
+        "x",
+        "--verify",
+        "t=true",
+        "--boundary",
+        "src/**",
+        "--boundary",
+        ".github/workflows/ci.yml",
+        "--format",
+        "json",
+    )
     assert plain.exit_code == 0 and json.loads(plain.output)["findings"] == []
 
 

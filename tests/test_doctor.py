@@ -36,12 +36,15 @@ def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> doctor.Homes:
     program.write_text("#!/bin/sh\n")
     program.chmod(0o755)
     return doctor.Homes(
-        codex=tmp_path / "codex-home", claude=tmp_path / "claude-home", gemini=tmp_path / "gemini-home",
+        codex=tmp_path / "codex-home",
+        claude=tmp_path / "claude-home",
+        gemini=tmp_path / "gemini-home",
         claude_managed=(tmp_path / "managed/managed-settings.json",),
         codex_managed=(tmp_path / "codex-managed/managed_config.toml",),
         codex_system=(tmp_path / "codex-system/config.toml",),
-        gemini_system=(tmp_path / "gemini-system/settings.json",), path=str(bin_dir),
-    )  # fmt: skip
+        gemini_system=(tmp_path / "gemini-system/settings.json",),
+        path=str(bin_dir),
+    )
 
 
 def _init(repo: Repo, *agents: str) -> None:
@@ -254,10 +257,14 @@ def test_gemini_system_layers_where_its_environment_puts_them(repo: Repo, homes:
     _init(repo, "gemini")
     _write(homes.gemini / "trustedFolders.json", json.dumps({str(repo.path): "TRUST_FOLDER"}))
     off = json.dumps({"hooksConfig": {"enabled": False}})
-    moved = doctor.Homes.from_environment({
-        "HOME": str(tmp_path / "home"), "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(tmp_path / "elsewhere/system.json"),
-        "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(tmp_path / "elsewhere/defaults.json"), "PATH": homes.path,
-    })  # fmt: skip
+    moved = doctor.Homes.from_environment(
+        {
+            "HOME": str(tmp_path / "home"),
+            "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(tmp_path / "elsewhere/system.json"),
+            "GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(tmp_path / "elsewhere/defaults.json"),
+            "PATH": homes.path,
+        }
+    )
     moved = doctor.Homes(**{**moved.__dict__, "gemini": homes.gemini})
     assert doctor_report(repo.path, homes=moved).findings == ()
     _write(tmp_path / "elsewhere/system.json", off)

@@ -121,16 +121,22 @@ def test_outside_a_repository_there_is_nothing_to_complete(tmp_path: Path, monke
 def test_the_console_script_answers_the_shells_completion_protocol(two_plans: Repo) -> None:
     """What bash's completion function runs on Tab (`eval "$(_HARNESS_GATE_COMPLETE=bash_source
     harness-gate)"` installs it): the real entry point, not the click group alone."""
-    env = {**os.environ, "_HARNESS_GATE_COMPLETE": "bash_complete", "COMP_WORDS": "harness-gate verify --plan a",
-           "COMP_CWORD": "3"}  # fmt: skip
+    env = {
+        **os.environ,
+        "_HARNESS_GATE_COMPLETE": "bash_complete",
+        "COMP_WORDS": "harness-gate verify --plan a",
+        "COMP_CWORD": "3",
+    }
     script = "import sys; from harness_gate.entry import main; sys.exit(main())"
     out = subprocess.run([sys.executable, "-c", script], env=env, cwd=two_plans.path, capture_output=True, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.decode().split() == ["plain,alpha"]
     assert out.stderr == b""
     source = subprocess.run(
-        [sys.executable, "-c", script], env={**os.environ, "_HARNESS_GATE_COMPLETE": "bash_source"},
-        capture_output=True, check=False,
-    )  # fmt: skip
+        [sys.executable, "-c", script],
+        env={**os.environ, "_HARNESS_GATE_COMPLETE": "bash_source"},
+        capture_output=True,
+        check=False,
+    )
     assert source.returncode == 0
     assert b"_HARNESS_GATE_COMPLETE=bash_complete" in source.stdout

@@ -45,9 +45,18 @@ def init_strict(repo: Repo) -> None:
 
 def make_plan(repo: Repo, command: str = OK, timeout: int = 60) -> None:
     res = repo.cli(
-        "plan", "new", "p1", "--objective", "x", "--boundary", "src/**", "--verify", f"tests={command}",
-        "--timeout", str(timeout),
-    )  # fmt: skip
+        "plan",
+        "new",
+        "p1",
+        "--objective",
+        "x",
+        "--boundary",
+        "src/**",
+        "--verify",
+        f"tests={command}",
+        "--timeout",
+        str(timeout),
+    )
     assert res.exit_code == 0, res.output
     repo.approve()
 
@@ -360,11 +369,21 @@ def test_review_needs_fresh_evidence_and_complete_needs_a_review(planned: Repo) 
 
 def test_completion_without_review_is_a_finding(planned: Repo) -> None:
     psha = plan_sha(planned, FOLDER)
-    planned.write(f"{FOLDER}/001-completion.md", templates.completion(
-        binding={"plan_sha256": psha, "amendment_sha256": None, "review": None, "review_sha256": None,
-                 "tree": "0" * 40},
-        summary="done", evidence=[], outcome="completed",
-    ))  # fmt: skip
+    planned.write(
+        f"{FOLDER}/001-completion.md",
+        templates.completion(
+            binding={
+                "plan_sha256": psha,
+                "amendment_sha256": None,
+                "review": None,
+                "review_sha256": None,
+                "tree": "0" * 40,
+            },
+            summary="done",
+            evidence=[],
+            outcome="completed",
+        ),
+    )
     res = planned.cli("lint")
     assert res.exit_code == 1
     assert "HG405" in res.output
@@ -468,10 +487,11 @@ def test_concurrent_records_keep_every_line(planned: Repo) -> None:
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "harness_gate", "record", "--id", f"r{i}", "--", PY, "-c", "pass"],
-            cwd=planned.path, stdout=subprocess.DEVNULL,
+            cwd=planned.path,
+            stdout=subprocess.DEVNULL,
         )
         for i in range(6)
-    ]  # fmt: skip
+    ]
     assert [p.wait(timeout=120) for p in procs] == [0] * 6
     assert sorted(str(r["command_id"]) for r in records(planned)) == [f"r{i}" for i in range(6)]
 

@@ -29,8 +29,9 @@ def adopted(repo: Repo) -> Repo:
 
 
 def planned(repo: Repo, command: str = f"{PY} -c pass") -> Repo:
-    res = repo.cli("plan", "new", "p1", "--objective", "Fix the thing", "--boundary", "src/**", "--verify",
-                   f"tests={command}")  # fmt: skip
+    res = repo.cli(
+        "plan", "new", "p1", "--objective", "Fix the thing", "--boundary", "src/**", "--verify", f"tests={command}"
+    )
     assert res.exit_code == 0, res.output
     repo.approve()
     repo.git("add", "-A")
@@ -165,8 +166,21 @@ def test_plan_amend_keeps_the_plan_as_written_and_shows_the_old_objective(repo: 
     assert repo.cli("init").exit_code == 0
     repo.git("add", "-A")
     repo.git("commit", "-qm", "adopt")
-    res = repo.cli("plan", "new", "p1", "--objective", "Fix the thing", "--boundary", "src/**", "--verify",
-                   "tests=python -c pass", "--risk", "R1", "--risk", "R2")  # fmt: skip
+    res = repo.cli(
+        "plan",
+        "new",
+        "p1",
+        "--objective",
+        "Fix the thing",
+        "--boundary",
+        "src/**",
+        "--verify",
+        "tests=python -c pass",
+        "--risk",
+        "R1",
+        "--risk",
+        "R2",
+    )
     assert res.exit_code == 0, res.output
     repo.approve()
     assert repo.cli("plan", "amend", "--objective", "Fix two things").exit_code == 0
@@ -215,8 +229,9 @@ def test_status_in_ordinary_states(adopted: Repo) -> None:
 @pytest.mark.slow
 def test_status_names_the_step_that_works(adopted: Repo) -> None:
     """Each next step is one the named command accepts: no `complete` that complete refuses."""
-    adopted.cli("plan", "new", "p1", "--objective", "Fix the thing", "--boundary", "src/**", "--verify",
-                f"tests={PY} -c pass")  # fmt: skip
+    adopted.cli(
+        "plan", "new", "p1", "--objective", "Fix the thing", "--boundary", "src/**", "--verify", f"tests={PY} -c pass"
+    )
     adopted.approve()
     out = adopted.cli("status").output  # approved, not committed
     assert "next:       commit the plan and its approval: git add harness && git commit -m 'Plan: p1'" in out
@@ -249,8 +264,9 @@ def test_a_closed_pipe_ends_quietly(adopted: Repo, argv: list[str], code: int) -
     planned(adopted)
     read, write = os.pipe()
     os.close(read)  # nobody will read: the first write fails with EPIPE
-    proc = subprocess.run([PY, "-m", "harness_gate", *argv], cwd=adopted.path, stdout=write,
-                          stderr=subprocess.PIPE, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [PY, "-m", "harness_gate", *argv], cwd=adopted.path, stdout=write, stderr=subprocess.PIPE, check=False
+    )
     os.close(write)
     assert proc.returncode == code
     assert proc.stderr == b""
@@ -258,8 +274,9 @@ def test_a_closed_pipe_ends_quietly(adopted: Repo, argv: list[str], code: int) -
 
 # 7. approve shows what is approved
 def test_approve_shows_the_objective_boundary_and_commands_before_the_hash(adopted: Repo) -> None:
-    adopted.cli("plan", "new", "p1", "--objective", "Fix the thing", "--boundary", "src/**", "--verify",
-                "tests=pytest -q")  # fmt: skip
+    adopted.cli(
+        "plan", "new", "p1", "--objective", "Fix the thing", "--boundary", "src/**", "--verify", "tests=pytest -q"
+    )
     out = adopted.cli("approve", input="y\n").output
     assert out.index("objective: Fix the thing") < out.index("  src/**") < out.index("tests: pytest -q")
     assert out.index("tests: pytest -q") < out.index("sha256:") < out.index("Proceed with this Plan? [y/N]")
@@ -278,9 +295,19 @@ def test_refusals_exit_1_and_inactive_repositories_exit_0(adopted: Repo, tmp_pat
     plain.path.mkdir()
     subprocess.run(["git", "init", "-q", str(plain.path)], check=True)
     plain.git("commit", "-q", "--allow-empty", "-m", "a project that never adopted harness-gate")
-    commands = (["verify"], ["review", "new"], ["complete"], ["status"], ["lint"], ["record", "--", "true"],
-                ["approve"], ["plan", "amend", "--objective", "x"], ["plan", "use", "p"], ["explain", "a.py"],
-                ["check", "--staged"])  # fmt: skip
+    commands = (
+        ["verify"],
+        ["review", "new"],
+        ["complete"],
+        ["status"],
+        ["lint"],
+        ["record", "--", "true"],
+        ["approve"],
+        ["plan", "amend", "--objective", "x"],
+        ["plan", "use", "p"],
+        ["explain", "a.py"],
+        ["check", "--staged"],
+    )
     for args in commands:
         proc = plain.run(*args)
         assert proc.returncode == 0, (args, proc.stdout)

@@ -278,11 +278,13 @@ READS: dict[str, tuple[str, Callable[[Path, str, str, str], object]]] = {
     "started": ("ls-tree", lambda root, first, second, blob: _started_read(root, first)),
     "run_status": ("merge-base", lambda root, first, second, blob: git.merge_base(root, second, first)),
     "run_code": ("merge-tree", lambda root, first, second, blob: git.merge_result(root, second, first)),
-    "streamed": ("diff-tree", lambda root, first, second, blob: list(
-        git.tree_patch_chunks(root, git.empty_tree(root), first))),
+    "streamed": (
+        "diff-tree",
+        lambda root, first, second, blob: list(git.tree_patch_chunks(root, git.empty_tree(root), first)),
+    ),
     "streamed with input": ("cat-file", lambda root, first, second, blob: git.read_blobs(root, [blob])),
     "history": ("rev-list", lambda root, first, second, blob: git.commits(root, second, [])),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("way", list(READS))
@@ -311,12 +313,15 @@ def test_a_silent_git_failure_has_one_shape(
     subcommand, read = READS[way]
     real = shutil.which("git")
     bin_dir = tmp_path / "silent-bin"
-    executable(bin_dir / "git", f"""#!/bin/sh
+    executable(
+        bin_dir / "git",
+        f"""#!/bin/sh
 for a in "$@"; do
   if [ "$a" = "{subcommand}" ]; then exit 3; fi
 done
 exec "{real}" "$@"
-""")  # fmt: skip
+""",
+    )
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(GitError, match=rf"\A`git {subcommand}[^`]*` failed: exit code 3\Z"):
         read(repo.path, first, second, blob)

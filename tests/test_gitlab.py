@@ -47,9 +47,13 @@ def job(repo: Repo, env: dict[str, str], *args: str) -> subprocess.CompletedProc
     """`harness-gate check ARGS` as a GitLab job runs it: a real process, GitLab's variables."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("CI_", "GITLAB"))}
     return subprocess.run(
-        [sys.executable, "-m", "harness_gate", "check", *args], cwd=repo.path, env={**clean, **env},
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [sys.executable, "-m", "harness_gate", "check", *args],
+        cwd=repo.path,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def valid(text: str) -> list[dict[str, Any]]:
@@ -175,8 +179,9 @@ def test_outside_gitlab_nothing_is_inferred() -> None:
 def test_a_shallow_clone_says_how_to_fetch_enough(finished: Repo, tmp_path: Path) -> None:
     source, base = sha(finished, "feature"), sha(finished, "main")
     clone = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{finished.path}",
-                    str(clone)], check=True)  # fmt: skip
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{finished.path}", str(clone)], check=True
+    )
     out = job(Repo(clone), environment("detached", source=source, diff_base=base), "--format", "gitlab")
     assert out.returncode == 2
     [issue] = valid(out.stdout)
@@ -199,8 +204,11 @@ def test_the_format_is_bounded_escaped_and_stable() -> None:
     assert len(issues) == gitlab.MAX_ISSUES + 1
     assert issues[-1]["severity"] == "info" and "51 more findings left out" in issues[-1]["description"]
     # The same problem in another run, another commit id: the same fingerprint.
-    again = gitlab.code_quality(Report("check", (Finding("HG101", "src/f0.py", None, f"commit {'f' * 40}: {'x' * 100}",
-                                                         "fix it", Severity.ERROR),)))  # fmt: skip
+    again = gitlab.code_quality(
+        Report(
+            "check", (Finding("HG101", "src/f0.py", None, f"commit {'f' * 40}: {'x' * 100}", "fix it", Severity.ERROR),)
+        )
+    )
     assert again[0]["fingerprint"] == issues[0]["fingerprint"]
     small = gitlab.code_quality(Report("check", (findings[-1],)))
     assert small[0]["location"] == {"path": "src/\x1b[2Jx\\xff.py", "lines": {"begin": 3}}

@@ -31,8 +31,9 @@ def pull_request(repo: Repo) -> dict[str, Any]:
 
 def start(repo: Repo, objective: str = HOSTILE) -> Repo:
     """main adopts harness-gate; `feature` holds an approved plan with two commands."""
-    return planned_branch(adopted_main(repo), objective=objective, verify=(f"unit={PY} -c pass", f"lint={PY} -c pass"),
-                          message="Plan: p1")  # fmt: skip
+    return planned_branch(
+        adopted_main(repo), objective=objective, verify=(f"unit={PY} -c pass", f"lint={PY} -c pass"), message="Plan: p1"
+    )
 
 
 def work_and_review(repo: Repo) -> None:
@@ -139,8 +140,9 @@ def test_status_markdown_reads_the_head_commit(repo: Repo) -> None:
     done = repo.cli("status", "--format", "markdown")
     assert done.exit_code == 0
     assert "### Plan <code>p1</code> (completed)" in done.output
-    assert re.search(r"\*\*Completion\*\*: completed at 20[0-9-]+T[0-9:+]+ \(commit <code>[0-9a-f]{12}</code>\)",
-                     done.output)  # fmt: skip
+    assert re.search(
+        r"\*\*Completion\*\*: completed at 20[0-9-]+T[0-9:+]+ \(commit <code>[0-9a-f]{12}</code>\)", done.output
+    )
     assert "Evidence: 2 of 2 fresh" in done.output
 
 
@@ -180,10 +182,24 @@ def test_the_hook_path_builds_no_view(repo: Repo) -> None:
 
 @pytest.mark.parametrize(
     "hostile",
-    ["<img src=x onerror=alert(1)>", "@here", "$x^2$", "[a](javascript:alert(1))", "![i](http://e/x.png)",
-     "a|b\nc", "`x`", "<!-- x -->", "https://evil.example", "www.evil.example", "#1", "\x1b[31m", "\u202eevil",
-     "a\u2028b", "**b** _i_ ~~s~~"],
-)  # fmt: skip
+    [
+        "<img src=x onerror=alert(1)>",
+        "@here",
+        "$x^2$",
+        "[a](javascript:alert(1))",
+        "![i](http://e/x.png)",
+        "a|b\nc",
+        "`x`",
+        "<!-- x -->",
+        "https://evil.example",
+        "www.evil.example",
+        "#1",
+        "\x1b[31m",
+        "\u202eevil",
+        "a\u2028b",
+        "**b** _i_ ~~s~~",
+    ],
+)
 def test_text_is_inert(hostile: str) -> None:
     out = re.sub(r"&#[0-9]+;", "", prview.text(hostile))
     for raw in "<>[]|@`*_~#$\n":

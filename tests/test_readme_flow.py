@@ -49,8 +49,9 @@ def test_the_readme_flow_as_typed_ends_with_a_passing_ci(tmp_path: Path) -> None
     subprocess.run(["git", "clone", "-q", str(origin), str(project)], check=True, capture_output=True)
 
     def sh(command: str, stdin: str | None = None) -> str:
-        proc = subprocess.run(["bash", "-c", command], cwd=project, env=env, input=stdin, capture_output=True,
-                              text=True, check=False)  # fmt: skip
+        proc = subprocess.run(
+            ["bash", "-c", command], cwd=project, env=env, input=stdin, capture_output=True, text=True, check=False
+        )
         said = proc.stdout + proc.stderr
         assert proc.returncode == 0, f"$ {command}\n{said}"
         return said
@@ -93,7 +94,8 @@ def test_the_readme_flow_as_typed_ends_with_a_passing_ci(tmp_path: Path) -> None
     proc = subprocess.run(argv, cwd=ci, env=env, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "harness-gate check: passed (0 blocking findings)" in proc.stdout
-    report = json.loads(subprocess.run([*argv, "--format", "json"], cwd=ci, env=env, capture_output=True,
-                                       check=True).stdout)  # fmt: skip
+    report = json.loads(
+        subprocess.run([*argv, "--format", "json"], cwd=ci, env=env, capture_output=True, check=True).stdout
+    )
     # Judged, not waved through: the adopting commit is not, the plan, work, review and completion are.
     assert report["data"]["active"] is True and report["data"]["commits"] == 4

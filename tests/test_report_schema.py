@@ -89,8 +89,9 @@ def test_every_json_command_in_every_outcome_matches_the_documented_schema(
     repo.git("add", "-A")
     repo.git("commit", "-qm", "adopt")
     repo.git("checkout", "-qb", "feature")
-    check("plan", "new", "p1", "--objective", "x", "--boundary", "src/**", "--verify", f"tests={PY} -c pass",
-          exit_code=0)  # fmt: skip
+    check(
+        "plan", "new", "p1", "--objective", "x", "--boundary", "src/**", "--verify", f"tests={PY} -c pass", exit_code=0
+    )
     check("plan", "use", "p1", exit_code=0)
     check("approve", input="y\n", exit_code=0)
     check("approve", "harness/plans/p1/plan.md", input="y\n", exit_code=0)  # already approved

@@ -39,8 +39,7 @@ URI_REFERENCE = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-F]{2})*\Z"
 
 
 def validate(log: dict[str, Any]) -> dict[str, Any]:
-    problems = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in
-                OFFICIAL_VALIDATOR.iter_errors(log)]  # fmt: skip
+    problems = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in OFFICIAL_VALIDATOR.iter_errors(log)]
     assert not problems, problems[:10]
     assert not code_scanning_problems(log)
     return log
@@ -103,8 +102,10 @@ def results(log: dict[str, Any]) -> list[dict[str, Any]]:
 
 def prints(log: dict[str, Any]) -> dict[str, str]:
     """ruleId + fingerprint -> the commit property (or "")."""
-    return {r["ruleId"] + " " + r["partialFingerprints"][sarif.FINGERPRINT]: r.get("properties", {}).get("commit", "")
-            for r in results(log)}  # fmt: skip
+    return {
+        r["ruleId"] + " " + r["partialFingerprints"][sarif.FINGERPRINT]: r.get("properties", {}).get("commit", "")
+        for r in results(log)
+    }
 
 
 def sha(repo: Repo, rev: str) -> str:
@@ -151,8 +152,9 @@ def test_a_blocked_range_is_a_valid_log_with_commits_lines_and_rules(
     assert "properties" not in stale
     log_lines = blocked.read("harness/plans/p1/evidence.jsonl").decode().splitlines()
     assert stale["locations"][0]["physicalLocation"]["region"] == {"startLine": len(log_lines)}
-    assert [r["level"] for r in results(log)] == sorted((r["level"] for r in results(log)),
-                                                         key=["error", "warning", "note"].index)  # fmt: skip
+    assert [r["level"] for r in results(log)] == sorted(
+        (r["level"] for r in results(log)), key=["error", "warning", "note"].index
+    )
 
 
 def test_every_rule_is_in_the_driver_and_its_help_uri_is_a_real_anchor(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -289,8 +291,12 @@ def test_an_error_still_writes_a_valid_log_located_on_the_configuration(blocked:
     # Not a repository at all: the result still has a location (the configuration's name).
     outside = tmp_path / "not-a-repo"
     outside.mkdir()
-    proc = subprocess.run([PY, "-m", "harness_gate", "check", "--staged", "--format", "sarif"], cwd=outside,
-                          capture_output=True, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [PY, "-m", "harness_gate", "check", "--staged", "--format", "sarif"],
+        cwd=outside,
+        capture_output=True,
+        check=False,
+    )
     assert proc.returncode == 2
     log = validate(json.loads(proc.stdout))
     [result] = results(log)
@@ -315,8 +321,16 @@ def test_an_inactive_repository_gives_an_empty_valid_log(repo: Repo) -> None:
 def test_fingerprints_survive_a_moved_pull_request_and_go_when_fixed(blocked: Repo) -> None:
     _, before = check_sarif(blocked)
     # The pull request moves: every commit is rewritten (new ids), the problems stay.
-    blocked.git("rebase", "-q", "--no-verify", "--committer-date-is-author-date", "--force-rebase", "main",
-                "--exec", "git commit -q --amend --no-edit --no-verify --date=2026-02-02T00:00:00Z")  # fmt: skip
+    blocked.git(
+        "rebase",
+        "-q",
+        "--no-verify",
+        "--committer-date-is-author-date",
+        "--force-rebase",
+        "main",
+        "--exec",
+        "git commit -q --amend --no-edit --no-verify --date=2026-02-02T00:00:00Z",
+    )
     _, after = check_sarif(blocked)
     assert set(prints(before)) == set(prints(after))
     assert set(prints(before).values()) != set(prints(after).values())  # the commits did change
@@ -332,8 +346,9 @@ def test_fingerprints_survive_a_moved_pull_request_and_go_when_fixed(blocked: Re
 def test_the_same_problem_twice_gets_two_numbered_fingerprints() -> None:
     first = Finding("HG101", "x.py", None, "commit aaaaaaaaaaaa: added outside the boundary", "h", commit="a" * 40)
     second = Finding("HG101", "x.py", None, "commit bbbbbbbbbbbb: added outside the boundary", "h", commit="b" * 40)
-    values = [r["partialFingerprints"][sarif.FINGERPRINT] for r in results(sarif.to_sarif(Report("check", (first,
-              second))))]  # fmt: skip
+    values = [
+        r["partialFingerprints"][sarif.FINGERPRINT] for r in results(sarif.to_sarif(Report("check", (first, second))))
+    ]
     assert values[0].split(":")[0] == values[1].split(":")[0]
     assert [v.split(":")[1] for v in values] == ["1", "2"]
 
@@ -360,9 +375,14 @@ def test_uris_keep_every_byte_of_a_name() -> None:
 
 
 def test_notes_and_levels_map_one_to_one() -> None:
-    report = Report("check", (Finding("HG310", "a", None, "m", "h", Severity.NOTE),
-                              Finding("HG310", "b", None, "m", "h", Severity.WARNING),
-                              Finding("HG101", "c", None, "m", "h")))  # fmt: skip
+    report = Report(
+        "check",
+        (
+            Finding("HG310", "a", None, "m", "h", Severity.NOTE),
+            Finding("HG310", "b", None, "m", "h", Severity.WARNING),
+            Finding("HG101", "c", None, "m", "h"),
+        ),
+    )
     assert [r["level"] for r in results(validate(sarif.to_sarif(report)))] == ["error", "warning", "note"]
 
 
@@ -372,8 +392,10 @@ def test_a_run_stays_under_code_scannings_result_limit(monkeypatch: pytest.Monke
     findings += (Finding("HG103", "first.py", None, "m", "h"),)
     log = validate(sarif.to_sarif(Report("check", findings)))
     assert [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results(log)] == [
-        "first.py", "0.py", "1.py"  # the most important first: an always-blocked path
-    ]  # fmt: skip
+        "first.py",
+        "0.py",
+        "1.py",  # the most important first: an always-blocked path
+    ]
     [note] = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert note["level"] == "warning" and note["message"]["text"].startswith("2 more findings left out")
     errored = validate(sarif.to_sarif(Report("check", findings, error=HarnessGateError("HG903", "git failed"))))
@@ -406,8 +428,9 @@ def test_annotations_are_capped_per_kind_with_one_notice_for_the_rest() -> None:
 
 
 def test_a_few_findings_are_all_annotated_without_a_notice() -> None:
-    report = Report("check", (Finding("HG302", "w.jsonl", 4, "m", "h", Severity.WARNING),
-                              Finding("HG101", "b.py", None, "m", "h")))  # fmt: skip
+    report = Report(
+        "check", (Finding("HG302", "w.jsonl", 4, "m", "h", Severity.WARNING), Finding("HG101", "b.py", None, "m", "h"))
+    )
     assert annotate(report) == [
         "::error file=b.py,title=HG101 path outside the write boundary::m — h",
         "::warning file=w.jsonl,line=4,title=HG302 evidence is for another tree::m — h",
@@ -416,8 +439,9 @@ def test_a_few_findings_are_all_annotated_without_a_notice() -> None:
 
 def test_an_error_annotation_comes_first_and_counts_against_the_errors() -> None:
     error = HarnessGateError("HG905", "too shallow")
-    lines = annotate(Report("check", tuple(Finding("HG101", f"{i}.py", None, "m", "h") for i in range(10)),
-                            error=error))  # fmt: skip
+    lines = annotate(
+        Report("check", tuple(Finding("HG101", f"{i}.py", None, "m", "h") for i in range(10)), error=error)
+    )
     assert lines[0].startswith("::error title=HG905::too shallow — ")
     assert len([line for line in lines if line.startswith("::error")]) == 10
     assert "1 blocking" in lines[-1]

@@ -40,9 +40,13 @@ class Clone:
 
     def run(self, *argv: str, input: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
-            list(argv), cwd=self.path, input=input.decode() if input else None, capture_output=True, text=True,
+            list(argv),
+            cwd=self.path,
+            input=input.decode() if input else None,
+            capture_output=True,
+            text=True,
             check=False,
-        )  # fmt: skip
+        )
         if check and proc.returncode != 0:
             raise AssertionError(f"{' '.join(argv)} exited {proc.returncode}:\n{proc.stdout}{proc.stderr}")
         return proc
@@ -199,9 +203,12 @@ def _pre_commit_home(m: pytest.MonkeyPatch, factory: pytest.TempPathFactory) -> 
 
 @pytest.fixture
 def team(
-    tmp_path: Path, runner_temp: Path, team_template: Path, tmp_path_factory: pytest.TempPathFactory,
+    tmp_path: Path,
+    runner_temp: Path,
+    team_template: Path,
+    tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[Team]:  # fmt: skip
+) -> Iterator[Team]:
     _pre_commit_home(monkeypatch, tmp_path_factory)
     team = Team(tmp_path / "team", runner_temp)
     team.moved_from(team_template)
@@ -214,8 +221,17 @@ def team(
 def start(dev: Clone, branch: str, plan_id: str, boundary: str) -> None:
     dev.git("fetch", "-q", "origin")
     dev.git("checkout", "-q", "-b", branch, "origin/main")
-    dev.hg("plan", "new", plan_id, "--objective", f"Work on {plan_id}", "--boundary", boundary,
-           "--verify", f"tests={PY} -c pass")  # fmt: skip
+    dev.hg(
+        "plan",
+        "new",
+        plan_id,
+        "--objective",
+        f"Work on {plan_id}",
+        "--boundary",
+        boundary,
+        "--verify",
+        f"tests={PY} -c pass",
+    )
     dev.hg("approve", input=b"y\n")
     dev.commit(f"Plan: {plan_id}")
 

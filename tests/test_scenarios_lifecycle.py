@@ -30,8 +30,17 @@ def _slow_plan(dev: Clone) -> None:
     """A branch whose plan's one command runs for about 2.5 s."""
     dev.git("fetch", "-q", "origin")
     dev.git("checkout", "-q", "-b", "alice/slow", "origin/main")
-    dev.hg("plan", "new", "slow", "--objective", "Slow checks", "--boundary", "src/**",
-           "--verify", f"slow={PY} -c 'import time; time.sleep(2.5)'")  # fmt: skip
+    dev.hg(
+        "plan",
+        "new",
+        "slow",
+        "--objective",
+        "Slow checks",
+        "--boundary",
+        "src/**",
+        "--verify",
+        f"slow={PY} -c 'import time; time.sleep(2.5)'",
+    )
     dev.hg("approve", input=b"y\n")
     dev.commit("Plan: slow")
     dev.write("src/app.py", "x = 1\n")
@@ -62,8 +71,9 @@ def test_verify_shows_progress_on_a_terminal(team: Team) -> None:
     alice = team.developer("alice")
     _slow_plan(alice)
     leader, follower = pty.openpty()
-    proc = subprocess.Popen(_verify_argv(), cwd=alice.path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=follower)  # fmt: skip
+    proc = subprocess.Popen(
+        _verify_argv(), cwd=alice.path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=follower
+    )
     os.close(follower)
     seen = b""
     timeline: list[tuple[float, bytes]] = []

@@ -62,13 +62,20 @@ def test_tests_run_from_the_unpacked_sdist(unpacked: Path) -> None:
     ]
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *tests],
-        cwd=unpacked, capture_output=True, text=True, check=False, timeout=600,
-    )  # fmt: skip
+        cwd=unpacked,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     assert " passed" in run.stdout and "failed" not in run.stdout and "error" not in run.stdout.lower()
     # The run imported the sdist's package (`python -m` puts the working directory first).
     probe = subprocess.run(
         [sys.executable, "-c", "import harness_gate; print(harness_gate.__file__)"],
-        cwd=unpacked, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        cwd=unpacked,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert Path(probe.stdout.strip()).is_relative_to(unpacked)

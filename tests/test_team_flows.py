@@ -84,7 +84,7 @@ PULL_MERGES = {
     "pull origin main": ("pull", "--no-rebase", "--no-edit", "origin", "main"),
     "pull from the upstream": ("pull", "--no-rebase", "--no-edit"),
     "merge from the upstream": ("merge", "--no-edit"),
-}  # fmt: skip
+}
 
 
 def _diverged_from_upstream(team: Team, how: str) -> Clone:
@@ -157,9 +157,13 @@ def test_a_pull_conflict_resolved_outside_the_boundary_is_caught_at_push_and_ci(
 # Settings a developer may well have (issue 23): in the clone's own config, and in a global
 # config under HOME, with attributes that make Python files binary to `git diff`.
 CLONE_SETTINGS = {
-    "diff.suppressBlankEmpty": "true", "diff.noprefix": "true", "diff.mnemonicPrefix": "true",
-    "core.quotePath": "true", "diff.relative": "true", "color.ui": "always",
-}  # fmt: skip
+    "diff.suppressBlankEmpty": "true",
+    "diff.noprefix": "true",
+    "diff.mnemonicPrefix": "true",
+    "core.quotePath": "true",
+    "diff.relative": "true",
+    "color.ui": "always",
+}
 
 
 @contextlib.contextmanager
@@ -212,8 +216,17 @@ def _to_state(dev: Clone, branch: str, state: str) -> None:
     """A branch of `dev`'s at `state`, from origin/main's first commit `m0` (commits without
     hooks: the states are what is judged, not how they were reached)."""
     dev.git("checkout", "-q", "-b", branch, "m0")
-    dev.hg("plan", "new", branch, "--objective", f"Work on {branch}", "--boundary", "src/app.py",
-           "--verify", f"tests={test_scenarios.PY} -c pass")  # fmt: skip
+    dev.hg(
+        "plan",
+        "new",
+        branch,
+        "--objective",
+        f"Work on {branch}",
+        "--boundary",
+        "src/app.py",
+        "--verify",
+        f"tests={test_scenarios.PY} -c pass",
+    )
     if state != "planning":
         dev.hg("approve", input=b"y\n")
     dev.git("add", "-A")
@@ -469,10 +482,8 @@ def test_a_cancelled_plan_has_a_way_to_land_or_to_drop(team: Team) -> None:
     alice.git("push", "-q", "--force-with-lease", "origin", "HEAD")
     passes(team.ci_pull_request("alice/app"))
     assert alice.git("diff", "--name-only", "origin/main", "HEAD").stdout.split() == [
-        f"harness/plans/app/{name}" for name in sorted(
-            p.name for p in (alice.path / "harness/plans/app").iterdir()
-        )
-    ]  # fmt: skip
+        f"harness/plans/app/{name}" for name in sorted(p.name for p in (alice.path / "harness/plans/app").iterdir())
+    ]
     passes(team.ci_push_main(team.merge("alice/app", "merge")))
 
 
@@ -506,11 +517,21 @@ def _take_step(dev: Clone, step: str) -> str:
 # From three states of test_status_says_what_ci_will_say, the steps `next:` names, in order.
 _FOLLOWED = {
     ("completed", "conflict resolved"): ["harness-gate verify", "harness-gate review new", "fills in", "commit"],
-    ("verified", "merged main"): ["harness-gate verify", "harness-gate review new", "fills in",
-                                  "harness-gate complete", "commit"],
-    ("reviewing", "rebased"): ["harness-gate verify", "harness-gate review new", "fills in",
-                               "harness-gate complete", "commit"],
-}  # fmt: skip
+    ("verified", "merged main"): [
+        "harness-gate verify",
+        "harness-gate review new",
+        "fills in",
+        "harness-gate complete",
+        "commit",
+    ],
+    ("reviewing", "rebased"): [
+        "harness-gate verify",
+        "harness-gate review new",
+        "fills in",
+        "harness-gate complete",
+        "commit",
+    ],
+}
 
 
 @pytest.mark.parametrize(("state", "how"), list(_FOLLOWED))

@@ -176,32 +176,53 @@ def _run(out: TextIO, repo: Path) -> int:
     )
     d.step("Anything but exactly `y` is refused", "printf 'yes\\n' | harness-gate approve", answer(b"yes\n"), 1)
     d.step("Approve with exactly `y`", "printf 'y\\n' | harness-gate approve", answer(b"y\n"), 0)
-    d.shell("Commit the approved plan", "git add harness && git commit -m 'Plan: add'",
-            ("add", "harness"), ("commit", "-qm", "Plan: add"))  # fmt: skip
+    d.shell(
+        "Commit the approved plan",
+        "git add harness && git commit -m 'Plan: add'",
+        ("add", "harness"),
+        ("commit", "-qm", "Plan: add"),
+    )
     d.write("src/__init__.py", "")
     d.write("src/calc.py", CALC)
     d.write("tests/__init__.py", "")
     d.write("tests/test_calc.py", TEST)
     d.write("README.md", "# calc\n\nNow with add().\n")
     d.git("add", "-A")
-    d.step("Work, but also touch README.md: outside the boundary", "git add -A && harness-gate check --staged",
-           gate("pre-commit"), 1)  # fmt: skip
+    d.step(
+        "Work, but also touch README.md: outside the boundary",
+        "git add -A && harness-gate check --staged",
+        gate("pre-commit"),
+        1,
+    )
     d.git("reset", "-q", "README.md")
     d.git("checkout", "-q", "--", "README.md")
-    d.step("Leave README.md alone: the commit is inside the boundary",
-           "git restore --staged README.md && git checkout README.md && harness-gate check --staged",
-           gate("pre-commit"), 0)  # fmt: skip
-    d.step("Verify: run the plan's required commands on the work tree", "harness-gate verify",
-           lambda: verify.verify(repo, None, ()), 0)  # fmt: skip
+    d.step(
+        "Leave README.md alone: the commit is inside the boundary",
+        "git restore --staged README.md && git checkout README.md && harness-gate check --staged",
+        gate("pre-commit"),
+        0,
+    )
+    d.step(
+        "Verify: run the plan's required commands on the work tree",
+        "harness-gate verify",
+        lambda: verify.verify(repo, None, ()),
+        0,
+    )
     d.write("src/calc.py", CALC.replace("a + b", "b + a"))
     d.git("add", "-A")
-    d.step("Change a file after verifying: the evidence is for another tree (pre-push warns, CI blocks)",
-           "sed -i 's/a + b/b + a/' src/calc.py && git add -A && harness-gate check --stage pre-push --staged",
-           gate("pre-push"), 0)  # fmt: skip
+    d.step(
+        "Change a file after verifying: the evidence is for another tree (pre-push warns, CI blocks)",
+        "sed -i 's/a + b/b + a/' src/calc.py && git add -A && harness-gate check --stage pre-push --staged",
+        gate("pre-push"),
+        0,
+    )
     d.step("Verify again", "harness-gate verify", lambda: verify.verify(repo, None, ()), 0)
-    d.step("Ask for a review of exactly this tree, by someone who did not write it",
-           "harness-gate review new --reviewer 'Rae Viewer'",
-           lambda: review.review_new(repo, None, "Rae Viewer"), 0)  # fmt: skip
+    d.step(
+        "Ask for a review of exactly this tree, by someone who did not write it",
+        "harness-gate review new --reviewer 'Rae Viewer'",
+        lambda: review.review_new(repo, None, "Rae Viewer"),
+        0,
+    )
     review_path = repo / "harness/plans/add/001-review.md"
     review_path.write_text(
         review_path.read_text()
@@ -212,17 +233,41 @@ def _run(out: TextIO, repo: Path) -> int:
         "The reviewer reads the diff, says what they read, and fills in the verdict: PASS",
         "$EDITOR harness/plans/add/001-review.md",
     )
-    d.shell("Commit the work with its evidence and review", "git add -A && git commit -m 'Add add()'",
-            ("add", "-A"), ("commit", "-qm", "Add add()"))  # fmt: skip
-    d.step("Before it merges, CI wants the plan finished", "harness-gate check --stage ci --base HEAD~2",
-           gate("ci", base="HEAD~2"), 1)  # fmt: skip
-    d.step("Complete: a fresh passing review and fresh evidence are required", "harness-gate complete",
-           lambda: complete.complete(repo, None, None), 0)  # fmt: skip
-    d.shell("Commit the completion", "git add harness && git commit -m 'Complete: add'",
-            ("add", "harness"), ("commit", "-qm", "Complete: add"))  # fmt: skip
-    d.step("CI judges every commit since the adoption, then the head's evidence and review",
-           "harness-gate check --stage ci --base HEAD~3", gate("ci", base="HEAD~3"), 0)  # fmt: skip
-    d.step("The plan is completed: it grants no more write authority", "harness-gate status",
-           lambda: status.status(repo, None), 0)  # fmt: skip
+    d.shell(
+        "Commit the work with its evidence and review",
+        "git add -A && git commit -m 'Add add()'",
+        ("add", "-A"),
+        ("commit", "-qm", "Add add()"),
+    )
+    d.step(
+        "Before it merges, CI wants the plan finished",
+        "harness-gate check --stage ci --base HEAD~2",
+        gate("ci", base="HEAD~2"),
+        1,
+    )
+    d.step(
+        "Complete: a fresh passing review and fresh evidence are required",
+        "harness-gate complete",
+        lambda: complete.complete(repo, None, None),
+        0,
+    )
+    d.shell(
+        "Commit the completion",
+        "git add harness && git commit -m 'Complete: add'",
+        ("add", "harness"),
+        ("commit", "-qm", "Complete: add"),
+    )
+    d.step(
+        "CI judges every commit since the adoption, then the head's evidence and review",
+        "harness-gate check --stage ci --base HEAD~3",
+        gate("ci", base="HEAD~3"),
+        0,
+    )
+    d.step(
+        "The plan is completed: it grants no more write authority",
+        "harness-gate status",
+        lambda: status.status(repo, None),
+        0,
+    )
     out.write("\nDemo " + ("finished: every step behaved as shown.\n" if d.ok else "FAILED: see UNEXPECTED above.\n"))
     return 0 if d.ok else 1

@@ -180,9 +180,14 @@ def test_an_unsigned_or_foreign_approval_counts_for_nothing(
     log = repo.path / "harness/plans/p1/approvals.jsonl"
     last = json.loads(log.read_text().splitlines()[-1])
     forged = approvals.record(
-        "plan", "plan.md", last["sha256"], "Mallory <mallory@example.com>", plan="p1", seq=last["seq"] + 1,
+        "plan",
+        "plan.md",
+        last["sha256"],
+        "Mallory <mallory@example.com>",
+        plan="p1",
+        seq=last["seq"] + 1,
         repository=last["repository"],
-    )  # fmt: skip
+    )
     with log.open("a") as fh:
         fh.write(forged)
     commit(repo, "mallory's approval", keys["mallory"])

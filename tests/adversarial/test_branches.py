@@ -220,8 +220,11 @@ def test_a_merge_with_the_other_branch_first_adopts_its_line(repo: Repo) -> None
     assert check(repo, "--base", "main")[0] == 0  # the boundary alone: app is the line's own now
     code, found = check(repo, "--base", "main", "--stage", "ci")
     assert code == 1
-    assert {("HG415", "harness/plans/app/plan.md"), ("HG301", "harness/plans/app/evidence.jsonl"),
-            ("HG413", "harness/plans/app/plan.md")} <= set(found)  # fmt: skip
+    assert {
+        ("HG415", "harness/plans/app/plan.md"),
+        ("HG301", "harness/plans/app/evidence.jsonl"),
+        ("HG413", "harness/plans/app/plan.md"),
+    } <= set(found)
 
 
 def _landed_repo(repo: Repo, config: str) -> tuple[str, str]:

@@ -287,14 +287,24 @@ def test_verified_commands_get_no_git_repository_variables(
     setup_gated(repo, config=EVIDENCE_ONLY, verify=f"{PY} {probe}")
     git_dir = repo.path / ".git"
     hook_like = {
-        "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(repo.path), "GIT_INDEX_FILE": str(git_dir / "index"),
-        "GIT_OBJECT_DIRECTORY": str(git_dir / "objects"), "GIT_COMMON_DIR": str(git_dir),
-        "GIT_CONFIG_PARAMETERS": "'user.name'='Hook'", "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "user.email",
-        "GIT_CONFIG_VALUE_0": "hook@example.com", "GIT_PREFIX": "", "GIT_NO_REPLACE_OBJECTS": "1",
-        "GIT_REPLACE_REF_BASE": "refs/replace/", "GIT_SHALLOW_FILE": str(git_dir / "shallow"),
-        "GIT_GRAFT_FILE": str(git_dir / "info" / "grafts"), "GIT_CONFIG": str(git_dir / "config"),
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(git_dir / "objects"), "GIT_IMPLICIT_WORK_TREE": "1",
-    }  # fmt: skip
+        "GIT_DIR": str(git_dir),
+        "GIT_WORK_TREE": str(repo.path),
+        "GIT_INDEX_FILE": str(git_dir / "index"),
+        "GIT_OBJECT_DIRECTORY": str(git_dir / "objects"),
+        "GIT_COMMON_DIR": str(git_dir),
+        "GIT_CONFIG_PARAMETERS": "'user.name'='Hook'",
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "user.email",
+        "GIT_CONFIG_VALUE_0": "hook@example.com",
+        "GIT_PREFIX": "",
+        "GIT_NO_REPLACE_OBJECTS": "1",
+        "GIT_REPLACE_REF_BASE": "refs/replace/",
+        "GIT_SHALLOW_FILE": str(git_dir / "shallow"),
+        "GIT_GRAFT_FILE": str(git_dir / "info" / "grafts"),
+        "GIT_CONFIG": str(git_dir / "config"),
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(git_dir / "objects"),
+        "GIT_IMPLICIT_WORK_TREE": "1",
+    }
     for name, value in hook_like.items():
         monkeypatch.setenv(name, value)
     doc = report(repo, "verify")

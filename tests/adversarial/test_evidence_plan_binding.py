@@ -23,9 +23,18 @@ def _twin_plans(repo: Repo) -> Repo:
     repo.git("branch", "-M", "main")
     repo.git("checkout", "-qb", "work")
     res = repo.cli(
-        "plan", "new", "p2", "--objective", "Do it", "--verify", f"tests={PY} -c pass", "--timeout", "60",
-        "--boundary", "src/**",
-    )  # fmt: skip
+        "plan",
+        "new",
+        "p2",
+        "--objective",
+        "Do it",
+        "--verify",
+        f"tests={PY} -c pass",
+        "--timeout",
+        "60",
+        "--boundary",
+        "src/**",
+    )
     assert res.exit_code == 0, res.output
     assert repo.read(f"{P2}/plan.md") == repo.read(f"{P1}/plan.md")
     repo.approve(plan="p2")

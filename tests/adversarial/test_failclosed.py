@@ -199,9 +199,17 @@ def test_disk_full_while_appending_evidence(repo: Repo) -> None:
     # A long, valid log: rewriting it (old bytes plus one line) needs more than the limit,
     # while git's own small writes (objects, the private index copy) stay below it.
     line = evidence.record_line(
-        command_id="older", command="true", exit_code=0, status="PASS", key_output="x" * 4000,
-        duration_ms=1, tree="0" * 40, plan="p1", plan_sha256="0" * 64, policy="0" * 64,
-    )  # fmt: skip
+        command_id="older",
+        command="true",
+        exit_code=0,
+        status="PASS",
+        key_output="x" * 4000,
+        duration_ms=1,
+        tree="0" * 40,
+        plan="p1",
+        plan_sha256="0" * 64,
+        policy="0" * 64,
+    )
     log.write_text(line * 8)
     before = log.read_bytes()
     code, doc = _on_a_full_disk(repo, 24_000, "verify")

@@ -1003,9 +1003,15 @@ def _valid_approval_line(
     line = approvals.record(gate, artifact, sha256, approver, plan="p1", seq=seq, repository=None, now=now)
     when = now.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return line, {
-        "seq": seq, "plan": "p1", "gate": gate, "artifact": artifact, "sha256": sha256, "approver": approver,
-        "approved_at": when, "repository": None,
-    }  # fmt: skip
+        "seq": seq,
+        "plan": "p1",
+        "gate": gate,
+        "artifact": artifact,
+        "sha256": sha256,
+        "approver": approver,
+        "approved_at": when,
+        "repository": None,
+    }
 
 
 APPROVAL_LINE, _ = _valid_approval_line()
@@ -1086,8 +1092,17 @@ def _check_approval_log(data: bytes) -> list[approvals.Approval]:
 
 
 _APPROVAL_FIELDS = (
-    "schema", "seq", "plan", "gate", "artifact", "sha256", "answer", "approver", "approved_at", "repository",
-)  # fmt: skip
+    "schema",
+    "seq",
+    "plan",
+    "gate",
+    "artifact",
+    "sha256",
+    "answer",
+    "approver",
+    "approved_at",
+    "repository",
+)
 
 
 def test_approval_oracle_can_fail() -> None:
@@ -1538,10 +1553,15 @@ _TOML_VALUES = st.recursive(
 )
 _CONFIG_KEYS = st.sampled_from(
     [
-        "artifacts_dir", "require_signed_approvals", "require_signed_reviews", "require_distinct_reviewer",
-        "max_artifact_bytes", "evidence_stages", "review_stages",
+        "artifacts_dir",
+        "require_signed_approvals",
+        "require_signed_reviews",
+        "require_distinct_reviewer",
+        "max_artifact_bytes",
+        "evidence_stages",
+        "review_stages",
     ]
-)  # fmt: skip
+)
 _STAGE_LISTS = st.lists(st.sampled_from([*_STAGES, "CI", "push"]), max_size=4)
 CONFIG_TABLES = st.dictionaries(
     st.one_of(_CONFIG_KEYS, st.text(max_size=6)),

@@ -85,9 +85,18 @@ def test_matching_is_case_sensitive(repo: Repo) -> None:
 
 @pytest.mark.parametrize(
     "pattern",
-    ["harness/**", "Harness/plans/p1/plan.md", "h*/plans/**", "harness", ".git/hooks/pre-commit", "src/.git/config",
-     ".GIT/x", "**", "**/*"],
-)  # fmt: skip
+    [
+        "harness/**",
+        "Harness/plans/p1/plan.md",
+        "h*/plans/**",
+        "harness",
+        ".git/hooks/pre-commit",
+        "src/.git/config",
+        ".GIT/x",
+        "**",
+        "**/*",
+    ],
+)
 def test_refused_patterns_at_lint(gated: Repo, pattern: str) -> None:
     """A pattern into the artifacts root or `.git/`, or one matching everything, makes the
     plan invalid (HG205); a plan with it grants nothing."""

@@ -65,7 +65,9 @@ def _deep(n: int) -> str:
 WORST: dict[str, tuple[int, int, Callable[[int], Case]]] = {
     "**/*_*_*_*_*.py": (240, 6, lambda n: Case(["a/" + "_" * n + ".pz"], ["a/" + "_" * n + ".py", "a/_x_y_z_.py"])),
     "x*/*a*a*a*a*a*a*a*a*b": (
-        100, 10, lambda n: Case(["x/" + "a" * n, "x/" + "a" * (n - 1) + "b/c"], ["x/" + "a" * n + "b"])
+        100,
+        10,
+        lambda n: Case(["x/" + "a" * n, "x/" + "a" * (n - 1) + "b/c"], ["x/" + "a" * n + "b"]),
     ),
     "*a*a*a*a*a*a*a*a*a*a*b": (200, 12, lambda n: Case(["a" * n, "c/" + "a" * n + "b"], ["a" * n + "b"])),
     "?*a*a*a*a*a*a*a*a*a*a*b": (200, 12, lambda n: Case(["a" * n], ["a" * n + "b"])),
@@ -80,11 +82,13 @@ WORST: dict[str, tuple[int, int, Callable[[int], Case]]] = {
     "**/**/**/**/**/x": (300, 5, lambda n: Case(["a/" * n + "y"], ["a/" * n + "x", "x"])),
     "**/**/**/**/**/x?": (300, 5, lambda n: Case(["a/" * n + "y", "a/" * n + "x"], ["a/" * n + "xy"])),
     "a**/**/a*a/**/**/*b*b*b*b*b*c": (
-        150, 4, lambda n: Case(["a" + "/aa" * n + "/" + "b" * 12], ["aa/aaa/bbbbbbc", "a" + "/aa" * n + "/bbbbbc"])
+        150,
+        4,
+        lambda n: Case(["a" + "/aa" * n + "/" + "b" * 12], ["aa/aaa/bbbbbbc", "a" + "/aa" * n + "/bbbbbc"]),
     ),
     # Validation compares a pattern's first component with the artifacts root's name.
     "*a*a*a*a*a*a*a*a*a*a*b/x": (200, 12, lambda n: Case(["a" * n + "/x"], ["a" * 10 + "b/x"], root="a" * n)),
-}  # fmt: skip
+}
 
 
 def _stage(repo: helpers.Repo, paths: list[str]) -> None:
@@ -141,9 +145,19 @@ def test_many_backtracking_patterns_in_one_boundary(repo: helpers.Repo) -> None:
 
 @pytest.mark.parametrize(
     "pattern",
-    ["src/**", "**/*.py", "docs/*.md", "src/*/tests/test_*.py", "lib/m1/a*b?.py", "docs/**/index.md",
-     "src/**/tests/**", "a**/x", "pkg/[a-c]1/**", "*"],
-)  # fmt: skip
+    [
+        "src/**",
+        "**/*.py",
+        "docs/*.md",
+        "src/*/tests/test_*.py",
+        "lib/m1/a*b?.py",
+        "docs/**/index.md",
+        "src/**/tests/**",
+        "a**/x",
+        "pkg/[a-c]1/**",
+        "*",
+    ],
+)
 def test_ordinary_patterns_keep_their_plain_expression(pattern: str) -> None:
     """At most one `*` per component and one `**/`: no atomic group, no cost added."""
     raw = pattern.encode()

@@ -82,6 +82,12 @@ def test_init_still_writes_through_no_link_when_there_is_none(repo: Repo) -> Non
     commit(repo, "init")
     res = repo.cli("init", "--agent", "claude", "--agent", "codex")
     assert res.exit_code == 0, res.output
-    for rel in (".gitattributes", ".pre-commit-config.yaml", ".harness-gate.toml", ".claude/settings.json",
-                ".codex/hooks.json", "harness/plans/.gitkeep"):  # fmt: skip
+    for rel in (
+        ".gitattributes",
+        ".pre-commit-config.yaml",
+        ".harness-gate.toml",
+        ".claude/settings.json",
+        ".codex/hooks.json",
+        "harness/plans/.gitkeep",
+    ):
         assert (repo.path / rel).is_file() and not (repo.path / rel).is_symlink(), rel

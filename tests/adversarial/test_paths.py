@@ -27,10 +27,17 @@ def _show(path: bytes) -> str:
 
 @pytest.mark.parametrize(
     "name",
-    [b"src/new\nline.py", b"src/tab\there.py", b"src/esc\x1b[31m.py", b"src/del\x7f.py", b"src/cr\r.py",
-     "src/c1\u009b31m.py".encode(), "src/nel\u0085.py".encode()],
+    [
+        b"src/new\nline.py",
+        b"src/tab\there.py",
+        b"src/esc\x1b[31m.py",
+        b"src/del\x7f.py",
+        b"src/cr\r.py",
+        "src/c1\u009b31m.py".encode(),
+        "src/nel\u0085.py".encode(),
+    ],
     ids=["newline", "tab", "escape", "del", "cr", "c1-csi", "c1-nel"],
-)  # fmt: skip
+)
 def test_control_characters_inside_the_boundary(gated: Repo, name: bytes) -> None:
     """Control characters (C0, DEL and C1) in a name block even inside the boundary."""
     (gated.path / os.fsdecode(name)).write_bytes(b"x\n")
@@ -63,10 +70,14 @@ def test_case_variant_of_a_protected_path_under_a_covering_pattern(repo: Repo, p
 
 @pytest.mark.parametrize(
     ("path", "protected"),
-    [(".pre-commit-hoo\u212as.yaml", ".pre-commit-hooks.yaml"), ("sub/.gitattribute\u017f", ".gitattributes"),
-     ("harne\u017fs/plans/p1/x.md", "harness/"), (".GIT\u0130GNORE", None)],
+    [
+        (".pre-commit-hoo\u212as.yaml", ".pre-commit-hooks.yaml"),
+        ("sub/.gitattribute\u017f", ".gitattributes"),
+        ("harne\u017fs/plans/p1/x.md", "harness/"),
+        (".GIT\u0130GNORE", None),
+    ],
     ids=["kelvin-sign", "long-s-name", "long-s-artifacts-root", "dotted-capital-i"],
-)  # fmt: skip
+)
 def test_case_variants_by_unicode_case_folding(repo: Repo, path: str, protected: str | None) -> None:
     """Case folding maps some non-ASCII letters to ASCII ones (K, long s): a name
     that folds to a protected one is its variant; one that folds elsewhere is not."""
@@ -90,9 +101,15 @@ def test_protected_paths_among_many(repo: Repo) -> None:
     repo.git("update-index", "--add", "--index-info", input=info)
     assert staged(repo) == (
         1,
-        sorted([("HG102", "src/d7/.gitignore"), ("HG106", ".GitHub/w.yml"), ("HG103", "src/\x1b[0m.py"),
-                ("HG106", "src/d29/zz/.GITATTRIBUTES")]),
-    )  # fmt: skip
+        sorted(
+            [
+                ("HG102", "src/d7/.gitignore"),
+                ("HG106", ".GitHub/w.yml"),
+                ("HG103", "src/\x1b[0m.py"),
+                ("HG106", "src/d29/zz/.GITATTRIBUTES"),
+            ]
+        ),
+    )
 
 
 @pytest.mark.parametrize(
@@ -195,19 +212,60 @@ def test_git_config_files_are_protected(repo: Repo, path: str, text: str) -> Non
 
 
 _PIECES = [
-    ".gitignore", ".gitattributes", ".github", "CODEOWNERS", "docs", "action.yml", ".harness-gate.toml", "harness",
-    "pyproject.toml", "src", "x", "/", "\u017f", "\u212a", "\u0130", "S", "K", "I", "\u00df",
-    "harne", ".gitattribute", ".pre-commit-hoo", "s.yaml", "CODEOWNER", ".g", "tignore", "s",
-    ".claude", "settings.json", ".codex", "hooks.json", "CLAUDE.md", "AGENTS.md", "claude.md",
-    "AGENTS.override.md", "CLAUDE.local.md", ".mcp.json", ".MCP.json", ".cl", "aude", ".Codex", "agents/",
-    "harness/evidence/", "Harness/evidence/", "e.jsonl",
-]  # fmt: skip
+    ".gitignore",
+    ".gitattributes",
+    ".github",
+    "CODEOWNERS",
+    "docs",
+    "action.yml",
+    ".harness-gate.toml",
+    "harness",
+    "pyproject.toml",
+    "src",
+    "x",
+    "/",
+    "\u017f",
+    "\u212a",
+    "\u0130",
+    "S",
+    "K",
+    "I",
+    "\u00df",
+    "harne",
+    ".gitattribute",
+    ".pre-commit-hoo",
+    "s.yaml",
+    "CODEOWNER",
+    ".g",
+    "tignore",
+    "s",
+    ".claude",
+    "settings.json",
+    ".codex",
+    "hooks.json",
+    "CLAUDE.md",
+    "AGENTS.md",
+    "claude.md",
+    "AGENTS.override.md",
+    "CLAUDE.local.md",
+    ".mcp.json",
+    ".MCP.json",
+    ".cl",
+    "aude",
+    ".Codex",
+    "agents/",
+    "harness/evidence/",
+    "Harness/evidence/",
+    "e.jsonl",
+]
 
 
 @settings(max_examples=400, deadline=None)
 @example([".gitattribute\u017f", "harne\u017fs/x", ".pre-commit-hoo\u212as.yaml"], None)
-@given(st.lists(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=5).map("".join), max_size=40),
-       st.sampled_from([None, ".harness-gate.toml", "pyproject.toml", "ci/Gate.toml"]))  # fmt: skip
+@given(
+    st.lists(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=5).map("".join), max_size=40),
+    st.sampled_from([None, ".harness-gate.toml", "pyproject.toml", "ci/Gate.toml"]),
+)
 def test_suspects_hold_every_protected_path_and_variant(names: list[str], source: str | None) -> None:
     """The bulk search misses nothing the per-path rules would find."""
     paths = [n.encode("utf-8", "surrogateescape") for n in names]

@@ -77,8 +77,9 @@ def test_an_update_naming_an_object_that_is_not_there_fails_closed(bare: tuple[P
 
 def test_a_tag_of_a_tree_is_not_on_any_branch(bare: tuple[Path, str]) -> None:
     path, main = bare
-    tree = subprocess.run(["git", "rev-parse", f"{main}^{{tree}}"], cwd=path, capture_output=True, text=True,
-                          check=True).stdout.strip()  # fmt: skip
+    tree = subprocess.run(
+        ["git", "rev-parse", f"{main}^{{tree}}"], cwd=path, capture_output=True, text=True, check=True
+    ).stdout.strip()
     code, out = run(f"{Z} {tree} refs/tags/t\n".encode())
     assert code == 1 and "HG519" in out and "not a commit" in out
 

@@ -163,10 +163,14 @@ def test_v1_records_are_not_accepted(repo: Repo) -> None:
     adopted(repo)
     folder = repo.new_plan()
     rec = {
-        "schema": "harness-gate.approval/v1", "gate": "plan", "artifact": "plan.md",
+        "schema": "harness-gate.approval/v1",
+        "gate": "plan",
+        "artifact": "plan.md",
         "sha256": __import__("hashlib").sha256(repo.read(f"{folder}/plan.md")).hexdigest(),
-        "answer": "y", "approver": "A <a@x>", "approved_at": "2026-01-01T00:00:00Z",
-    }  # fmt: skip
+        "answer": "y",
+        "approver": "A <a@x>",
+        "approved_at": "2026-01-01T00:00:00Z",
+    }
     repo.write(f"{folder}/approvals.jsonl", json.dumps(rec, separators=(",", ":")) + "\n")
     repo.write("src/a.py", "x = 1\n")
     repo.git("add", "-A")
@@ -226,9 +230,10 @@ def test_v1_records_do_not_block_a_new_approval(repo: Repo) -> None:
     folder = repo.new_plan()
     digest = __import__("hashlib").sha256(repo.read(f"{folder}/plan.md")).hexdigest()
     v1 = (
-        '{"schema":"harness-gate.approval/v1","gate":"plan","artifact":"plan.md","sha256":"' + digest
+        '{"schema":"harness-gate.approval/v1","gate":"plan","artifact":"plan.md","sha256":"'
+        + digest
         + '","answer":"y","approver":"A <a@x>","approved_at":"2026-01-01T00:00:00Z"}\n'
-    )  # fmt: skip
+    )
     repo.write(f"{folder}/approvals.jsonl", v1)
     repo.approve()
     lines = repo.read(f"{folder}/approvals.jsonl").decode().splitlines(keepends=True)

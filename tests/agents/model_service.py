@@ -48,9 +48,15 @@ def _claude(script: Script, body: dict[str, Any]) -> bytes:
     step = script.step(turns) if in_loop else "ok"
     n = len(script.requests)
     message = {
-        "id": f"msg_{n}", "type": "message", "role": "assistant", "model": body.get("model", "m"), "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
-    }  # fmt: skip
+        "id": f"msg_{n}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "m"),
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": message})]
     if isinstance(step, Call):
         block = {"type": "tool_use", "id": f"toolu_{n}", "name": step.tool, "input": {}}
@@ -64,10 +70,16 @@ def _claude(script: Script, body: dict[str, Any]) -> bytes:
         ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
         ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                           "usage": {"output_tokens": 1}}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 1},
+            },
+        ),
         ("message_stop", {"type": "message_stop"}),
-    ]  # fmt: skip
+    ]
     return _sse(events)
 
 
@@ -84,30 +96,46 @@ def _codex(script: Script, body: dict[str, Any]) -> bytes:
     rid = f"resp_{n}"
     if isinstance(step, Call) and isinstance(step.input, str):
         item: dict[str, Any] = {
-            "type": "custom_tool_call", "id": f"ct_{n}", "call_id": f"call_{n}", "name": step.tool,
-            "input": step.input, "status": "completed",
-        }  # fmt: skip
+            "type": "custom_tool_call",
+            "id": f"ct_{n}",
+            "call_id": f"call_{n}",
+            "name": step.tool,
+            "input": step.input,
+            "status": "completed",
+        }
     elif isinstance(step, Call):
         item = {
-            "type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": step.tool,
-            "arguments": json.dumps(step.input), "status": "completed",
+            "type": "function_call",
+            "id": f"fc_{n}",
+            "call_id": f"call_{n}",
+            "name": step.tool,
+            "arguments": json.dumps(step.input),
+            "status": "completed",
             **({"namespace": step.namespace} if step.namespace else {}),
-        }  # fmt: skip
+        }
     else:
         item = {
-            "type": "message", "id": f"m_{n}", "role": "assistant", "status": "completed",
+            "type": "message",
+            "id": f"m_{n}",
+            "role": "assistant",
+            "status": "completed",
             "content": [{"type": "output_text", "text": step, "annotations": []}],
-        }  # fmt: skip
+        }
     usage = {
-        "input_tokens": 1, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
-        "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 2,
-    }  # fmt: skip
-    return _sse([
-        ("response.created", {"type": "response.created", "response": {"id": rid}}),
-        ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}),
-        ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
-        ("response.completed", {"type": "response.completed", "response": {"id": rid, "usage": usage}}),
-    ])  # fmt: skip
+        "input_tokens": 1,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 1,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 2,
+    }
+    return _sse(
+        [
+            ("response.created", {"type": "response.created", "response": {"id": rid}}),
+            ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}),
+            ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+            ("response.completed", {"type": "response.completed", "response": {"id": rid, "usage": usage}}),
+        ]
+    )
 
 
 def _gemini(script: Script, body: dict[str, Any], *, stream: bool) -> bytes:

@@ -76,9 +76,17 @@ def test_evidence_lookup_counts_a_record_only_in_its_own_plans_log() -> None:
     proves nothing; the same record in the log of the plan it names does."""
     tree = "a" * 40
     line = evidence.record_line(
-        command_id="t", command="make a", exit_code=0, status="PASS", key_output="",
-        duration_ms=1, tree=tree, plan="p1", plan_sha256="0" * 64, policy="0" * 64,
-    )  # fmt: skip
+        command_id="t",
+        command="make a",
+        exit_code=0,
+        status="PASS",
+        key_output="",
+        duration_ms=1,
+        tree=tree,
+        plan="p1",
+        plan_sha256="0" * 64,
+        policy="0" * 64,
+    )
     rec = json.loads(line)
     del rec["plan"]
     v1 = json.dumps({**rec, "schema": "harness-gate.evidence/v1"}, separators=(",", ":")) + "\n"
@@ -97,10 +105,18 @@ def test_evidence_lookup_parses_the_logs_once(monkeypatch: pytest.MonkeyPatch) -
     def line(command: str, status: str, on: str, later: int = 0) -> str:
         code = 0 if status == "PASS" else 1
         return evidence.record_line(
-            command_id="t", command=command, exit_code=code, status=status, key_output="",
-            duration_ms=1, tree=on, plan="p1", plan_sha256="0" * 64, policy="0" * 64,
+            command_id="t",
+            command=command,
+            exit_code=code,
+            status=status,
+            key_output="",
+            duration_ms=1,
+            tree=on,
+            plan="p1",
+            plan_sha256="0" * 64,
+            policy="0" * 64,
             now=when + dt.timedelta(seconds=later),
-        )  # fmt: skip
+        )
 
     log = "".join(
         [

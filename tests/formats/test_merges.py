@@ -18,8 +18,14 @@ def _check(repo: Repo, *args: str) -> tuple[int, list[str]]:
 
 
 def _state(status: str, n: int) -> str:
-    doc = {"iteration": n, "max_iterations": 10, "status": status, "eval_override": None, "yolo": False,
-           "started_at": "2025-01-01T00:00:00Z"}  # fmt: skip
+    doc = {
+        "iteration": n,
+        "max_iterations": 10,
+        "status": status,
+        "eval_override": None,
+        "yolo": False,
+        "started_at": "2025-01-01T00:00:00Z",
+    }
     return json.dumps(doc) + "\n"
 
 

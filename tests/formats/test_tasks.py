@@ -382,10 +382,16 @@ def test_unterminated_string_of_escaped_quotes_is_linear() -> None:
 def test_long_dependency_chain_is_not_recursive() -> None:
     n = 5_000  # five times Python's default recursion limit: a recursive walk raises
     chain = [
-        {"id": f"t{i}", "title": "t", "status": "pending", "depends_on": [f"t{(i + 1) % n}"], "attempts": 0,
-         "max_attempts": 1}
+        {
+            "id": f"t{i}",
+            "title": "t",
+            "status": "pending",
+            "depends_on": [f"t{(i + 1) % n}"],
+            "attempts": 0,
+            "max_attempts": 1,
+        }
         for i in range(n)
-    ]  # fmt: skip
+    ]
     found = tasks.lint("harness-tasks.json", json.dumps({"version": 2, "tasks": chain}).encode(), None)  # type: ignore[arg-type]
     assert [f.code for f in found] == ["HG605"]
     assert found[0].message.startswith("circular dependency: t0 -> t1 -> ")
