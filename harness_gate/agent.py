@@ -2,7 +2,7 @@
 
 Claude Code and Codex call a command before each tool use (PreToolUse) and when the agent
 is about to stop (Stop, SubagentStop), with a JSON payload on stdin. Every path a writing
-tool names is judged by the same rules `check --staged` applies (gate.judge_writes): the
+tool names is judged by the same rules `check --staged` applies (rules.judge_writes): the
 plan that governs this branch, its boundary, protected paths; and here, before anything
 is written, where the write would land (outside the repository, through a symbolic link,
 inside `.git` or the artifacts root). Anything not understood is denied with a reason
@@ -420,15 +420,15 @@ def shell(cwd: Path, tool_input: dict[str, Any]) -> Decision:
     repo = _repository(_project())
     if isinstance(repo, Decision):
         return repo
-    from harness_gate import gate  # noqa: PLC0415
+    from harness_gate import rules  # noqa: PLC0415
 
     _, cfg = repo
     folded = text.casefold()
-    hits = [n for n in dict.fromkeys(gate.protected_names(cfg.source)) if n.casefold() in folded]
+    hits = [n for n in dict.fromkeys(rules.protected_names(cfg.source)) if n.casefold() in folded]
     # The artifacts root, `.git` and the runtimes' folders as words (`rm -rf harness`,
     # `> .git/hooks/pre-commit`, `rm -rf .claude`), never as part of one (`harness-gate
     # verify`, `.github`, `.harness/`); and the ways round the commit gate itself.
-    for word in (cfg.artifacts_dir, ".git", *gate.AGENT_DIRS):
+    for word in (cfg.artifacts_dir, ".git", *rules.AGENT_DIRS):
         if re.search(rf"(?<![\w.-]){re.escape(word.casefold())}(?![\w-])", folded):
             hits.append(word + "/")
     around = [m.group(0) for m in _BYPASS.finditer(folded)]
@@ -501,7 +501,7 @@ def _repository(
     reads a write is judged with, as `check --staged` does (git/process.py's contract:
     what is not read is discarded). With `begin`, a session without a record gets one at
     HEAD (a tool call; never Stop, where a missing record means the fork point)."""
-    from harness_gate import artifacts_tree, cache, gate, git  # noqa: PLC0415
+    from harness_gate import artifacts_tree, cache, git, state_facts  # noqa: PLC0415
 
     location = location or git.locate(cwd)
     if prefetch:
@@ -514,7 +514,7 @@ def _repository(
 
         agent_session.begin(location.cache_dir, _SESSION[0], location.head)
     cfg = artifacts_tree.trusted_config(location.toplevel, None, location.head)
-    if not gate.active_at(location.toplevel, location.head, cfg):
+    if not state_facts.active_at(location.toplevel, location.head, cfg):
         return Decision("allow", "harness-gate is not active in this repository (no configuration at HEAD)")
     return location, cfg
 
@@ -679,13 +679,13 @@ def judge_paths(
     walked: frozenset[str] = frozenset(),
 ) -> tuple[list[tuple[str, str, str]], str | None]:
     """Findings (code, path, message) for writing `paths` ((name, "A"|"M"|"D")), and the
-    plan that allows them when none blocks. The plan's rules are gate.judge_writes over the
+    plan that allows them when none blocks. The plan's rules are rules.judge_writes over the
     index's plans, chosen as `check --staged` chooses them. `before` the write, a file with
     other hard links is refused too (Stop judges what was written). `walked`: the names of
     `paths` that git's untracked listing found (Stop), below the top directory: git entered
     every folder on the way, so none is a symbolic link or holds a `.git` of its own (git
     enters neither), and only the file itself is looked at."""
-    from harness_gate import artifacts_tree, branches, gate, git, governance, trust  # noqa: PLC0415
+    from harness_gate import artifacts_tree, branches, git, governance, rules, state_facts, trust  # noqa: PLC0415
 
     root: Path = location.toplevel
     head: str = location.head
@@ -737,13 +737,14 @@ def judge_paths(
             parents = [head, *others]
 
             def origins() -> Any:
-                return gate.index_origins(root, cfg, parents, new, lambda: git.staged_changes(root, head))
+                return state_facts.index_origins(root, cfg, parents, new, lambda: git.staged_changes(root, head))
 
-            state = gate.Transition(
+            state = rules.Transition(
                 "work tree", None, changes, new, lambda: [artifacts_tree.from_commit(root, r, cfg) for r in parents],
-                first_parent=head, parent=head, load_origins=origins, load_selected=lambda: branches.selected(root),
+                state_facts.GitFacts(root, None, head), first_parent=head, parent=head, load_origins=origins,
+                load_selected=lambda: branches.selected(root),
             )  # fmt: skip
-            found = [f for f in gate.judge_writes(state) if f.blocks]
+            found = [f for f in rules.judge_writes(state) if f.blocks]
             out.extend((f.code, f.path, f.message) for f in found)
             plan = None
             if not out:
@@ -928,19 +929,22 @@ def _continuing(active: object) -> bool:
 def _artifact_findings(location: Any, cfg: Any, changes: Sequence[Any]) -> list[tuple[str, str, str]]:
     """What `check` would refuse of the work tree's changes under the artifacts root (an
     approvals log or a plan written by hand, a record changed after its approval): the
-    gate's own artifact rules (gate.judge_artifacts), HEAD against the work tree."""
-    from harness_gate import artifacts_tree, gate, git, trust  # noqa: PLC0415
+    gate's own artifact rules (rules.judge_artifacts), HEAD against the work tree."""
+    from harness_gate import artifacts_tree, git, rules, state_facts, trust  # noqa: PLC0415
 
     root: Path = location.toplevel
     head: str = location.head
     try:
         with contextlib.ExitStack() as stack:
             old = artifacts_tree.from_commit(root, head, cfg)
-            new = artifacts_tree.worktree_over(old, [gate.decode(c.path) for c in changes])
+            new = artifacts_tree.worktree_over(old, [rules.decode(c.path) for c in changes])
             anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
             new = trust.vouched(new, anchors, None)
-            state = gate.Transition("work tree", None, changes, new, lambda: [old], first_parent=head, parent=head)
-            found = [f for f in gate.judge_artifacts(state) if f.blocks]
+            facts = state_facts.GitFacts(root, None, head)
+            state = rules.Transition(
+                "work tree", None, changes, new, lambda: [old], facts, first_parent=head, parent=head
+            )
+            found = [f for f in rules.judge_artifacts(state) if f.blocks]
     finally:
         git.discard_started()
     return [(f.code, f.path, f.message) for f in found]
@@ -955,10 +959,11 @@ def _stale_evidence(
     listing found, when it found nothing `add -A` would stage otherwise."""
     from harness_gate import artifacts_tree, evidence, fingerprints, freshness, governance, lifecycle, plans  # noqa: PLC0415
     from harness_gate.errors import HarnessGateError  # noqa: PLC0415
+    from harness_gate.state_facts import GitFacts  # noqa: PLC0415
 
     snap = artifacts_tree.from_worktree(root)
     try:
-        plan_id = plan_id or governance.plan_id_for(snap, None)
+        plan_id = plan_id or governance.plan_id_for(snap, None, GitFacts(snap.root))
     except HarnessGateError:
         return []  # no plan, or several: the boundary findings say so
     folder = plans.load(snap, plan_id)

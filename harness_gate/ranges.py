@@ -17,11 +17,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness_gate import approvals as approvals_mod
-from harness_gate import artifacts_tree, branches, fingerprints, gate, git, governance, history, lifecycle, plans, trust
+from harness_gate import (
+    artifacts_tree,
+    branches,
+    fingerprints,
+    git,
+    governance,
+    history,
+    lifecycle,
+    plans,
+    rules,
+    trust,
+)
 from harness_gate import config as config_mod
 from harness_gate.boundary import SIGNERS
 from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.findings import Finding, Severity, finding
+from harness_gate.state_facts import GitFacts
 
 if TYPE_CHECKING:
     from harness_gate.freshness import Counted
@@ -83,7 +95,7 @@ def range_trust(
     trusted = artifacts_tree.trusted_config(root, config_file, old, from_rev=True)
     states = history.History(root, trusted, listing, extra=(old, new))
     fork_from = (git.default_base(root, trusted.base_branch) or old) if pushed else old
-    if gate.active(trusted, states.artifacts_tree(old)):
+    if rules.active(trusted, states.artifacts_tree(old)):
         return RangeTrust(trusted, states, True, fork_from)
     head_cfg = artifacts_tree.trusted_config(root, config_file, new, from_rev=True)
     return RangeTrust(head_cfg, states, False, fork_from)
@@ -159,7 +171,7 @@ def requirements(
     counted: list[freshness.Counted] = []
     if want_review and reviewed:
         span = head.span if head.landed else _no_span
-        problems, counted = freshness.review_requirement(root, cfg, reviewed, tree, fork=head.fork, span=span)
+        problems, counted = freshness.review_requirement(GitFacts(root), cfg, reviewed, tree, fork=head.fork, span=span)
         out.extend(problems)
         if problems:
             out.extend(
@@ -179,7 +191,7 @@ def requirements(
             reverify.append(functools.partial(freshness.reverify, root, cfg, folder, life, tree))
         elif want_evidence or warn_evidence:
             accept = _landed_trees(head, folder.plan_id, counted) if head.landed else None
-            found = freshness.freshness_findings(root, snap, folder, life, tree, accept=accept)
+            found = freshness.freshness_findings(GitFacts(root), snap, folder, life, tree, accept=accept)
             if warn_evidence:
                 found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
             out.extend(found)
@@ -399,7 +411,7 @@ def judge(
         own = list(commit.changes)
         if len(commit.parents) > 1:
             own = merge_own(root, own, [], commit.parents, commit.oid)
-        if gate.touches_code(own, cfg.artifacts_dir):
+        if rules.touches_code(own, cfg.artifacts_dir):
             code_commits.append(commit.oid)
         changes += len(own)
         parents = commit.parents
@@ -409,16 +421,17 @@ def judge(
 
         merge = len(commit.parents) > 1
         first = commit.parents[0] if merge else None
-        state = gate.Transition(
-            f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds, merge=merge, first_parent=first,
-            parent=commit.parents[0] if commit.parents else None, load_origins=_origins_of(origins, commit.oid),
+        parent = commit.parents[0] if commit.parents else None
+        state = rules.Transition(
+            f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds, GitFacts(root, commit.oid, parent),
+            merge=merge, first_parent=first, parent=parent, load_origins=_origins_of(origins, commit.oid),
         )  # fmt: skip
         prefix = f"commit {commit.oid[:12]}: "
         used_here: set[str] = set()
         # The message names the commit for a reader; `commit` carries its full id for tools.
         findings.extend(
             _before_the_plan(dataclasses.replace(f, commit=commit.oid), head_oid, base, state_of)
-            for f in gate.check_transition(state, plan_id, prefix=prefix, used=used_here)
+            for f in rules.check_transition(state, plan_id, prefix=prefix, used=used_here)
         )
         used |= used_here
         for p in used_here:
@@ -481,8 +494,8 @@ def behind_base(
             # approvals.jsonl may hold the base's lines interleaved with its own (a union merge).
             if after is None:
                 kept = False
-            elif name in gate.APPEND_ONLY:
-                kept = gate.grows(before, after, merge=True)
+            elif name in rules.APPEND_ONLY:
+                kept = rules.grows(before, after, merge=True)
             else:
                 kept = after == before
             if not kept:
