@@ -20,6 +20,7 @@ from harness_gate import approvals as approvals_mod
 from harness_gate import (
     artifacts_tree,
     branches,
+    changesets,
     fingerprints,
     git,
     governance,
@@ -414,17 +415,9 @@ def judge(
         if rules.touches_code(own, cfg.artifacts_dir):
             code_commits.append(commit.oid)
         changes += len(own)
-        parents = commit.parents
-
-        def olds(parents: tuple[str, ...] = parents) -> list[artifacts_tree.ArtifactsTree]:
-            return [state_of(p) for p in parents] or [artifacts_tree.empty(root, cfg)]
-
-        merge = len(commit.parents) > 1
-        first = commit.parents[0] if merge else None
-        parent = commit.parents[0] if commit.parents else None
-        state = rules.Transition(
-            f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds, GitFacts(root, commit.oid, parent),
-            merge=merge, first_parent=first, parent=parent, load_origins=_origins_of(origins, commit.oid),
+        state = changesets.commit(
+            root, commit.oid, commit.parents, own, state_of=state_of, empty=lambda: artifacts_tree.empty(root, cfg),
+            origins=_origins_of(origins, commit.oid),
         )  # fmt: skip
         prefix = f"commit {commit.oid[:12]}: "
         used_here: set[str] = set()
@@ -515,6 +508,15 @@ def _gate_was_on(commit: git.Commit, on_at: Callable[[str], bool]) -> bool:
 
 def _origins_of(origins: Mapping[str, Origins], oid: str) -> Callable[[], Origins]:
     return lambda: origins.get(oid, BASE_ONLY)
+
+
+def judge_index(index: changesets.Index, plan_id: str | None) -> tuple[list[Finding], dict[str, Any], Head]:
+    """The index about to be committed (`check --staged`): its one transition judged, and
+    its state as the head whose evidence and review the stage asks for."""
+    used: set[str] = set()
+    found = rules.check_transition(index.transition, plan_id, used=used)
+    data: dict[str, Any] = {"active": True, "changes": len(index.transition.changes), "commits": 0}
+    return found, data, index.head(frozenset(used))
 
 
 def merge_own(
