@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from harness_gate import agent
+from harness_gate.agent import judging
 from harness_gate.cli import cli
 from tests.adversarial.util import commit, setup_gated, staged
 from tests.helpers import Repo, adopted_main, completion_md, from_template
@@ -279,7 +280,7 @@ def test_an_internal_error_denies_without_a_traceback(gated: Repo, monkeypatch: 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(agent, "judge_paths", broken)
+    monkeypatch.setattr(judging, "judge_paths", broken)
     code, out, _err = in_process(gated, pre(gated, "Write", {"file_path": "src/x.py"}))
     spec = json.loads(out)["hookSpecificOutput"]
     assert (code, spec["permissionDecision"]) == (0, "deny")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import io
 import os
 import re
 import shutil
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 import harness_gate
 from harness_gate import boundary, git
 from harness_gate.errors import GitError
-from harness_gate.git import diff, objects, process
+from harness_gate.git import diff, index, objects, process
 from tests.adversarial.util import executable
 from tests.helpers import Repo
 
@@ -77,6 +78,99 @@ def test_malformed_raw_diff_is_an_error(raw: bytes) -> None:
         git.parse_raw(raw)
 
 
+def _staged_mix(repo: Repo) -> bytes:
+    """A staged diff of many records (edits, additions, deletions, a symlink): the raw
+    answer `staged_changes` reads."""
+    for i in range(40):
+        repo.write(f"d{i % 3}/f{i}.txt", f"{i}\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "base")
+    for i in range(0, 40, 3):
+        repo.write(f"d{i % 3}/f{i}.txt", "edited\n")
+    for i in range(1, 40, 3):
+        (repo.path / f"d{i % 3}/f{i}.txt").unlink()
+    repo.write("new/ä b.txt", "n\n")
+    (repo.path / "link").symlink_to("d0/f0.txt")
+    repo.git("add", "-A")
+    return git.run(["diff-index", "--cached", *git.DIFF_FLAGS, "HEAD", "--"], cwd=repo.path)
+
+
+@pytest.mark.parametrize("block", [1, 2, 7, 97, 100, 1 << 18])
+def test_the_raw_diff_read_in_blocks_is_the_raw_diff_read_whole(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    """Blocks that end anywhere: inside a record's metadata, inside a path, on a NUL."""
+    raw = _staged_mix(repo)
+    monkeypatch.setattr(diff, "_RAW_BLOCK", block)
+    assert diff.parse_raw_stream(io.BytesIO(raw)) == git.parse_raw(raw)
+    assert len(git.parse_raw(raw)) > 20
+    assert git.staged_changes(repo.path, "HEAD") == git.parse_raw(raw)
+    git.prefetch_staged(repo.path, "HEAD")  # the answer of a command started ahead, too
+    assert git.staged_changes(repo.path, "HEAD") == git.parse_raw(raw)
+    assert diff.parse_raw_stream(io.BytesIO(b"")) == []
+
+
+@pytest.mark.parametrize("block", [1, 5, 1 << 18])
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b":100644 100644 " + b"a" * 40 + b" " + b"b" * 40 + b" M\0path", "no final NUL"),
+        (b":100644 100644 " + b"a" * 40 + b" " + b"b" * 40 + b" M\0", "truncated raw diff output"),
+        (b":100644 100644 " + b"a" * 40 + b" " + b"b" * 40 + b" M", "no final NUL"),
+        (b":100644 100644 " + b"a" * 40 + b" M\0path\0", "unexpected raw diff line"),
+    ],
+)
+def test_a_malformed_raw_diff_read_in_blocks_is_the_same_error(
+    monkeypatch: pytest.MonkeyPatch, block: int, raw: bytes, reason: str
+) -> None:
+    monkeypatch.setattr(diff, "_RAW_BLOCK", block)
+    with pytest.raises(GitError) as whole:
+        git.parse_raw(raw)
+    with pytest.raises(GitError) as streamed:
+        diff.parse_raw_stream(io.BytesIO(raw))
+    assert reason in str(streamed.value)
+    assert str(streamed.value) == str(whole.value)
+
+
+def _index_verified(repo: Repo) -> None:
+    index._VERIFIED.clear()  # checked once per file state: every state here is checked anew
+    git.verify_index(repo.path)
+
+
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_the_index_checksum_is_read_in_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, object_format: str
+) -> None:
+    """An index of many blocks is judged as one read whole: intact, a byte changed in any
+    block, cut short, or with the zero trailer of `index.skipHash`."""
+    path = tmp_path / "r"
+    path.mkdir()
+    repo = Repo(path)
+    repo.git("init", "-q", f"--object-format={object_format}")
+    for i in range(30):
+        repo.write(f"f{i}.txt", f"{i}\n")
+    repo.git("add", "-A")
+    monkeypatch.setattr(index, "_BLOCK", 7)
+    _index_verified(repo)
+    file = path / ".git" / "index"
+    data = file.read_bytes()
+    width = 20 if object_format == "sha1" else 32
+    for at in (4, 12, len(data) // 2, len(data) - width - 1, len(data) - 1):
+        file.write_bytes(data[:at] + bytes([data[at] ^ 1]) + data[at + 1 :])
+        with pytest.raises(GitError, match="corrupt"):
+            _index_verified(repo)
+    for cut in (3, 11, len(data) // 2, len(data) - 1):
+        file.write_bytes(data[:cut])
+        with pytest.raises(GitError, match="corrupt"):
+            _index_verified(repo)
+    file.write_bytes(data[:-width] + bytes(width))  # index.skipHash: no checksum written
+    _index_verified(repo)
+    file.write_bytes(data)
+    _index_verified(repo)
+    file.unlink()  # no index: an empty one
+    _index_verified(repo)
+
+
 def test_capped_reads_skip_what_is_over_the_cap(repo: Repo) -> None:
     small, large = _blob(repo, b"small\n"), _blob(repo, b"L" * (3 << 20))
     contents, sizes = git.read_blobs_capped(repo.path, {small: 100, large: 1 << 20})
@@ -116,6 +210,16 @@ def test_holding_equals_a_search_per_path(paths: list[bytes], words: list[bytes]
     lowered = [w.lower() for w in words]
     expected = {p for p in paths if any(w in p.lower() for w in lowered)}
     assert boundary.holding(paths, lowered, lower=True) == expected
+
+
+def test_holding_across_its_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Paths searched a batch at a time are found in every batch, the last one short."""
+    monkeypatch.setattr(boundary, "_HOLDING_BATCH", 3)
+    paths = [f"d{i}/{'CLAUDE.md' if i % 4 == 0 else 'x.py'}".encode() for i in range(10)]
+    assert boundary.holding(paths, [b"claude.md"], lower=True) == {p for p in paths if b"CLAUDE" in p}
+    assert boundary.holding(paths, [b"d9/"]) == {b"d9/x.py"}
+    assert boundary.holding(paths, [b"d"]) == set(paths)
+    assert boundary.holding([], [b"d"]) == set()
 
 
 def _commit(repo: Repo, name: str) -> str:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 from harness_gate.errors import GitError
 from harness_gate.git.index import prefetch_verify_index, verify_index
 from harness_gate.git.objects import empty_tree
-from harness_gate.git.process import run, run_code, run_status, start, streamed, terminated
+from harness_gate.git.process import answer, run, run_code, run_status, start, streamed, terminated
 from harness_gate.git.repo import OID
 
 # Every diff harness-gate reads: raw, NUL-separated, both sides of a rename, submodules
@@ -79,15 +79,56 @@ def parse_raw(out: bytes) -> list[Change]:
         tokens.pop()
     if len(tokens) % 2:
         raise GitError("truncated raw diff output")
+    changes: list[Change] = []
+    _parse_records(tokens, changes)
+    return changes
+
+
+# The raw diff is read in blocks of this size: 100k staged paths are 15 MB of it, and the
+# bytes, their pieces and their records all held at once were most of the peak memory.
+_RAW_BLOCK = 1 << 18
+
+
+def parse_raw_stream(out: IO[bytes]) -> list[Change]:
+    """`parse_raw` of what `out` holds, read a block at a time: only the records are kept."""
+    changes: list[Change] = []
+    carry = b""
+    while block := out.read(_RAW_BLOCK):
+        tokens = (carry + block).split(b"\0") if carry else block.split(b"\0")
+        # The last piece is cut short or empty; a path waits for its metadata's record.
+        keep = 1 if len(tokens) % 2 else 2
+        carry = b"\0".join(tokens[-keep:])
+        del tokens[-keep:]
+        _parse_records(tokens, changes)
+    if carry:
+        raise GitError("truncated raw diff output" + ("" if carry.endswith(b"\0") else " (no final NUL)"))
+    return changes
+
+
+def _parse_records(tokens: list[bytes], changes: list[Change]) -> None:
+    """Append the records of `tokens` (metadata, path, metadata, path...) to `changes`."""
+    if not tokens:
+        return
     one_parent = _one_parent_fields(tokens[0::2])
-    if one_parent is not None:
-        # The common case in bulk: no loop in Python over 10k records.
-        fields = one_parent
-        olds = [(m[1:],) for m in fields[0::5]]
-        oids = [(o,) for o in fields[2::5]]
-        rows = zip(tokens[1::2], olds, fields[1::5], oids, fields[3::5], fields[4::5], strict=True)
-        return list(map(Change._make, rows))
-    return [parse_meta(tokens[i], tokens[i + 1]) for i in range(0, len(tokens), 2)]
+    if one_parent is None:
+        changes += [parse_meta(tokens[i], tokens[i + 1]) for i in range(0, len(tokens), 2)]
+        return
+    # The common case in bulk: no loop in Python over 10k records. The few distinct modes
+    # and letters, and the zero id of an added or deleted side, are one object each.
+    fields = one_parent
+    modes = {m: (m[1:],) for m in set(fields[0::5])}
+    news = {m: m for m in set(fields[1::5])}
+    letters = {m: m for m in set(fields[4::5])}
+    zero = {z: z for z in ZERO_OIDS}
+    alone = {z: (z,) for z in ZERO_OIDS}
+    olds = list(map(modes.__getitem__, fields[0::5]))
+    old_oids = [alone.get(o) or (o,) for o in fields[2::5]]
+    new_oids = [zero.get(o, o) for o in fields[3::5]]
+    rows = zip(
+        tokens[1::2], olds, map(news.__getitem__, fields[1::5]), old_oids, new_oids,
+        map(letters.__getitem__, fields[4::5]), strict=True,
+    )  # fmt: skip
+    changes += map(Change._make, rows)
 
 
 def _one_parent_fields(metas: list[bytes]) -> list[str] | None:
@@ -118,7 +159,8 @@ def _staged_args(base: str) -> list[str]:
 def staged_changes(root: Path, base: str) -> list[Change]:
     """The index (GIT_INDEX_FILE honoured) against `base`: what the commit will record."""
     verify_index(root)
-    return parse_raw(run(_staged_args(base), cwd=root))
+    with answer(_staged_args(base), cwd=root) as out:
+        return parse_raw_stream(out)
 
 
 def prefetch_staged(root: Path, base: str) -> None:

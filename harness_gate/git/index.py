@@ -6,6 +6,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Callable, Sequence
+from io import BufferedReader
 from pathlib import Path
 
 from harness_gate.errors import GitError
@@ -45,27 +46,59 @@ def verify_index(root: Path) -> None:
     _verify_index_file(path)  # answered from _VERIFIED when the thread saw this same file
 
 
+# The index is hashed in blocks of this size: a million files make an index of ~100 MB, and
+# reading it whole would make it the largest thing in memory.
+_BLOCK = 1 << 20
+
+
 def _verify_index_file(path: Path) -> None:
     try:
-        st = path.stat()
-        if (str(path), st.st_size, st.st_mtime_ns, st.st_ino) in _VERIFIED:
-            return
-        data = path.read_bytes()
+        with path.open("rb") as fh:
+            st = os.fstat(fh.fileno())
+            if (str(path), st.st_size, st.st_mtime_ns, st.st_ino) in _VERIFIED:
+                return
+            intact = _checksum_matches(fh, st.st_size)
     except FileNotFoundError:
         return
     except OSError as exc:
         raise GitError(f"cannot read the index {path}: {exc.strerror or exc}") from None
-    view = memoryview(data)  # slices of a view are not copies: the index may be 10 MB
-    if data[:4] != b"DIRC" or not any(
-        len(data) >= 12 + size
-        and (data[-size:] == bytes(size) or hashlib.new(algo, view[:-size]).digest() == data[-size:])
-        for algo, size in (("sha1", 20), ("sha256", 32))
-    ):
+    if not intact:
         raise GitError(
             f"the index {path} is corrupt: its checksum does not match its content",
             "Rebuild it from HEAD (`git read-tree HEAD`; the files on disk stay as they are), then stage again.",
         )
     _VERIFIED.add((str(path), st.st_size, st.st_mtime_ns, st.st_ino))
+
+
+def _checksum_matches(fh: BufferedReader, size: int) -> bool:
+    """Whether the open index of `size` bytes starts with its signature and ends with the
+    checksum of the rest, SHA-1 or SHA-256 (or with zeros, `index.skipHash`). The file is
+    read a block at a time, once per hash tried: SHA-256 only when SHA-1 does not match."""
+    if size < 4 or fh.read(4) != b"DIRC":
+        return False
+    for algo, width in (("sha1", 20), ("sha256", 32)):
+        if size < 12 + width:
+            continue
+        fh.seek(size - width)
+        trailer = fh.read(width)
+        if len(trailer) != width:
+            return False  # shorter than it was a moment ago: not the index that was stated
+        if trailer == bytes(width):
+            return True
+        digest = hashlib.new(algo)
+        buffer = bytearray(min(_BLOCK, size))
+        view = memoryview(buffer)
+        fh.seek(0)
+        left = size - width
+        while left > 0:
+            got = fh.readinto(view[: min(left, _BLOCK)])
+            if not got:
+                return False  # truncated while being read
+            digest.update(view[:got])  # hashlib releases the interpreter lock for large blocks
+            left -= got
+        if digest.digest() == trailer:
+            return True
+    return False
 
 
 def _index_entries_args(prefixes: Sequence[str]) -> list[str]:

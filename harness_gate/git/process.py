@@ -174,6 +174,20 @@ def run(
     return out
 
 
+@contextlib.contextmanager
+def answer(args: Sequence[str], *, cwd: Path | str) -> Iterator[IO[bytes]]:
+    """`run(ARGS)`'s answer as a file to read in pieces, so that a large one is never held
+    whole: the output of a command started ahead with the same question (`start`), judged
+    first, or else git's pipe (`streamed`), judged on leaving."""
+    started = _STARTED.pop(_started_key(args, cwd, None), None) if _STARTED else None
+    if started is None:
+        with streamed(args, cwd=cwd) as out:
+            yield out
+        return
+    with started.answer() as out:
+        yield out
+
+
 def run_code(args: Sequence[str], *, cwd: Path | str, codes: frozenset[int]) -> tuple[int, bytes]:
     """Run `git ARGS`; an exit code in `codes` is an answer, any other an error."""
     code, out, err = run_raw(args, cwd=cwd)
@@ -278,6 +292,17 @@ class _Started:
             check_exit(self.args, self.proc.returncode, stderr)
             self.out.seek(0)
             return self.out.read()
+        finally:
+            self.out.close()
+
+    @contextlib.contextmanager
+    def answer(self) -> Iterator[IO[bytes]]:
+        """`result()`'s bytes as the file holding them, read from its start."""
+        try:
+            _, stderr = self.proc.communicate()
+            check_exit(self.args, self.proc.returncode, stderr)
+            self.out.seek(0)
+            yield self.out
         finally:
             self.out.close()
 
