@@ -18,11 +18,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness_gate import approvals as approvals_mod
-from harness_gate import artifacts_tree, branches, fingerprints, gate, git, governance, history, lifecycle, plans, trust
+from harness_gate import (
+    artifacts_tree,
+    branches,
+    fingerprints,
+    git,
+    governance,
+    history,
+    lifecycle,
+    plans,
+    rules,
+    trust,
+)
 from harness_gate import config as config_mod
 from harness_gate.boundary import SIGNERS
 from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.findings import Finding, Severity, finding
+from harness_gate.state_facts import GitFacts
 
 if TYPE_CHECKING:
     from harness_gate.freshness import Counted
@@ -81,7 +93,7 @@ class IndexHead(Head):
     says (read once for both)."""
 
     parent: str
-    transition: gate.Transition
+    transition: rules.Transition
 
     def origins(self) -> Origins:
         return self.transition.origins
@@ -142,7 +154,7 @@ def range_trust(
     trusted = artifacts_tree.trusted_config(root, config_file, old, from_rev=True)
     states = history.History(root, trusted, listing, extra=(old, new))
     fork_from = (git.default_base(root, trusted.base_branch) or old) if pushed else old
-    if gate.active(trusted, states.artifacts_tree(old)):
+    if rules.active(trusted, states.artifacts_tree(old)):
         return RangeTrust(trusted, states, True, fork_from)
     head_cfg = artifacts_tree.trusted_config(root, config_file, new, from_rev=True)
     return RangeTrust(head_cfg, states, False, fork_from)
@@ -219,7 +231,7 @@ def requirements(
     counted: list[freshness.Counted] = []
     if want_review and reviewed:
         span = head.span if head.landed else _no_span
-        problems, counted = freshness.review_requirement(root, cfg, reviewed, tree, fork=head.fork, span=span)
+        problems, counted = freshness.review_requirement(GitFacts(root), cfg, reviewed, tree, fork=head.fork, span=span)
         out.extend(problems)
         if problems:
             out.extend(
@@ -239,7 +251,7 @@ def requirements(
             reverify.append(functools.partial(freshness.reverify, root, cfg, folder, life, tree))
         elif want_evidence or warn_evidence:
             accept = _landed_trees(head, folder.plan_id, counted) if head.landed else None
-            found = freshness.freshness_findings(root, snap, folder, life, tree, accept=accept)
+            found = freshness.freshness_findings(GitFacts(root), snap, folder, life, tree, accept=accept)
             if warn_evidence:
                 found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
             out.extend(found)
@@ -484,7 +496,7 @@ class _Range:
         own = list(commit.changes)
         if len(commit.parents) > 1:
             own = merge_own(self.root, own, [], commit.parents, commit.oid)
-        if gate.touches_code(own, self.cfg.artifacts_dir):
+        if rules.touches_code(own, self.cfg.artifacts_dir):
             self.code_commits.append(commit.oid)
         self.changes += len(own)
         prefix = f"commit {commit.oid[:12]}: "
@@ -492,7 +504,7 @@ class _Range:
         # The message names the commit for a reader; `commit` carries its full id for tools.
         self.findings.extend(
             _before_the_plan(dataclasses.replace(f, commit=commit.oid), self.head_oid, self.base, self.state)
-            for f in gate.check_transition(self._transition(commit, own), plan_id, prefix=prefix, used=used)
+            for f in rules.check_transition(self._transition(commit, own), plan_id, prefix=prefix, used=used)
         )
         self.used |= used
         for p in used:
@@ -502,18 +514,20 @@ class _Range:
             found = [*found, *self.anchors.anchor_change(commit.oid, self._signers.decode())]
         self.findings.extend(dataclasses.replace(f, message=prefix + f.message, commit=commit.oid) for f in found)
 
-    def _transition(self, commit: git.Commit, own: list[git.Change]) -> gate.Transition:
+    def _transition(self, commit: git.Commit, own: list[git.Change]) -> rules.Transition:
         parents = commit.parents
         merge = len(parents) > 1
-        return gate.Transition(
+        parent = parents[0] if parents else None
+        return rules.Transition(
             f"commit {commit.oid}",
             commit.oid,
             own,
             self.state(commit.oid),
             lambda: [self.state(p) for p in parents] or [artifacts_tree.empty(self.root, self.cfg)],
+            GitFacts(self.root, commit.oid, parent),
             merge=merge,
             first_parent=parents[0] if merge else None,
-            parent=parents[0] if parents else None,
+            parent=parent,
             load_origins=lambda: self.origins.get(commit.oid, BASE_ONLY),
         )
 
@@ -575,8 +589,8 @@ def behind_base(
             # approvals.jsonl may hold the base's lines interleaved with its own (a union merge).
             if after is None:
                 kept = False
-            elif name in gate.APPEND_ONLY:
-                kept = gate.grows(before, after, merge=True)
+            elif name in rules.APPEND_ONLY:
+                kept = rules.grows(before, after, merge=True)
             else:
                 kept = after == before
             if not kept:

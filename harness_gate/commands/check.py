@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_gate import artifacts_tree, branches, cache, gate, git, governance, ranges, trust
+from harness_gate import artifacts_tree, branches, cache, git, governance, ranges, rules, trust
 from harness_gate.errors import not_enough_history, nothing_to_judge_in_ci, usage
 from harness_gate.findings import Finding
 from harness_gate.ranges import Head
 from harness_gate.report import INACTIVE, Report
+from harness_gate.state_facts import GitFacts, active_at, index_origins
 
 ADOPTING = "harness-gate: a repository's first commit adopts harness-gate and is not judged"
 
@@ -182,7 +183,7 @@ def _check_index(
         return [], {"active": False, "adopting": True, "changes": 0, "commits": 0}, None
     assert head is not None  # noqa: S101  (ranges.adopting: a commit before this one)
     cfg = artifacts_tree.trusted_config(root, config_file, head)
-    if not gate.active_at(root, head, cfg):
+    if not active_at(root, head, cfg):
         return [], {"active": False, "changes": 0, "commits": 0}, None
     artifacts_tree.prefetch_index(root, cfg)  # listed by git while the diff is parsed here
     changes = git.staged_changes(root, head)
@@ -204,14 +205,14 @@ def _check_index(
         return [artifacts_tree.from_commit(root, r, cfg) for r in parents]
 
     data: dict[str, Any] = {"active": True, "changes": len(changes), "commits": 0}
-    code = gate.touches_code(changes, cfg.artifacts_dir)
+    code = rules.touches_code(changes, cfg.artifacts_dir)
     used: set[str] = set()
-    state = gate.Transition(
-        "index", None, changes, new, olds, merge=bool(others), first_parent=head, parent=head,
-        load_origins=lambda: gate.index_origins(root, cfg, parents, new, lambda: changes),
+    state = rules.Transition(
+        "index", None, changes, new, olds, GitFacts(root, None, head), merge=bool(others), first_parent=head,
+        parent=head, load_origins=lambda: index_origins(root, cfg, parents, new, lambda: changes),
         load_selected=lambda: branches.selected(root),
     )  # fmt: skip
-    found = gate.check_transition(state, plan_id, used=used)
+    found = rules.check_transition(state, plan_id, used=used)
     index = ranges.IndexHead(root, new, code, frozenset(used), anchors=anchors, parent=head, transition=state)
     return found, data, index
 
