@@ -52,13 +52,12 @@ class Index:
     def head(self, used: frozenset[str]) -> Head:
         """The index as the state whose evidence and review count; `used`: the plans that
         authorised its code."""
-        from harness_gate import fingerprints, ranges  # noqa: PLC0415  (ranges imports this module)
+        from harness_gate import ranges  # noqa: PLC0415  (ranges imports this module)
 
-        root, cfg, parent = self.root, self.transition.new.config, self.head_commit
-        return ranges.Head(
-            self.transition.new, lambda: fingerprints.of(root, cfg, None), self.code_changed, used,
-            anchors=self.anchors, origins=lambda: self.transition.origins,
-            fork=lambda: git.fork_point(root, cfg.base_branch, parent),
+        new = self.transition.new
+        return ranges.IndexHead(
+            self.root, new, self.code_changed, used, anchors=self.anchors, parent=self.head_commit,
+            transition=self.transition,
         )  # fmt: skip
 
 
