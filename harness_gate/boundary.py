@@ -25,11 +25,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness_gate import artifacts_root
 from harness_gate.jsonstrict import UNSAFE_CHARS
 
 WILDCARDS = frozenset(b"*?[")
-# The trust anchor's name under the artifacts root: the one path there a plan may name.
-SIGNERS = "allowed_signers"
+# The one path under the artifacts root a plan may name (artifacts_root owns the name).
+SIGNERS = artifacts_root.SIGNERS
 # Paths no sane boundary covers all of at once: a boundary that matches them
 # all matches everything, which is not a boundary.
 _UNIVERSE_PROBES = (b"zq9x.k", b"zq9x/yw8v/ut7s.k", b".zq9x/r", b"zq9x/.yw8v/ut7s")
@@ -79,7 +80,7 @@ def validate(pattern: str, artifacts_dir: str) -> None:
         raise PatternError("a trailing `/` after a wildcard matches no file in git; end with `/**`")
     # The one path under the artifacts root a plan may name: the trust anchor, exactly
     # (a protected path; docs/threat-model.md).
-    if _reaches(parts, artifacts_dir.strip("/").split("/")) and pattern != f"{artifacts_dir}/{SIGNERS}":
+    if _reaches(parts, artifacts_dir.strip("/").split("/")) and pattern != artifacts_root.signers_file(artifacts_dir):
         raise PatternError(f"the artifacts root `{artifacts_dir}/` is outside every boundary")
     _check_brackets(pattern)
     _compile(pattern.encode("utf-8", "surrogateescape"))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from harness_gate import approvals as approvals_mod
 from harness_gate import artifacts_tree, branches, fingerprints, gate, git, governance, history, lifecycle, plans, trust
 from harness_gate import config as config_mod
-from harness_gate.boundary import SIGNERS
+from harness_gate.artifacts_root import plan_file, plan_folder, plan_md, plans_prefix, signers_file
 from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.findings import Finding, Severity, finding
 
@@ -126,7 +126,7 @@ def requirements(
     used = sorted(head.used) if plan_id is None else [plan_id]
     for gone in (p for p in used if p not in here):
         out.append(finding(
-            "HG223", f"{cfg.artifacts_dir}/plans/{gone}/plan.md",
+            "HG223", plan_file(cfg.artifacts_dir, gone),
             f"plan `{gone}` authorised changes here, but its folder is not at the head",
         ))  # fmt: skip
     alive = [p for p in used if p in here]
@@ -138,7 +138,7 @@ def requirements(
             life = lifecycle.replay(plans.load(snap, p))
             if life.state not in lifecycle.ENDED:
                 out.append(finding(
-                    "HG415", f"{cfg.artifacts_dir}/plans/{p}/plan.md",
+                    "HG415", plan_file(cfg.artifacts_dir, p),
                     f"plan `{p}` is still open ({life.state.value}): complete or cancel it before it merges",
                 ))  # fmt: skip
     if not head.code_changed or not alive:
@@ -151,10 +151,10 @@ def requirements(
         folder = plans.load(snap, p)
         life = lifecycle.replay(folder)
         if folder.plan is None or life.policy is None:
-            out.append(finding("HG201", f"{folder.path}/plan.md", f"plan `{p}` at the head does not parse"))
+            out.append(finding("HG201", plan_md(folder.path), f"plan `{p}` at the head does not parse"))
             continue
         if life.plan_approval is not approvals_mod.Status.APPROVED:
-            out.append(finding("HG202", f"{folder.path}/plan.md", f"plan `{p}` at the head is not approved"))
+            out.append(finding("HG202", plan_md(folder.path), f"plan `{p}` at the head is not approved"))
         reviewed.append((folder, life))
     counted: list[freshness.Counted] = []
     if want_review and reviewed:
@@ -198,7 +198,7 @@ def _approvers(head: Head, plan_id: str | None) -> list[Finding]:
     here = governance.present(snap)
     out: list[Finding] = []
     for p in sorted(head.used) if plan_id is None else [plan_id]:
-        path = f"{snap.artifacts_dir}/plans/{p}/plan.md"
+        path = plan_file(snap.artifacts_dir, p)
         if p not in here:
             # Its boundary cannot be read, so no rule can be said not to apply: fail closed.
             out.append(finding("HG224", path, f"plan `{p}` authorised code but is not at the head: no approvers count"))
@@ -216,7 +216,7 @@ def _cancelled(cfg: config_mod.Config, folder: plans.PlanFolder) -> Finding:
 
     base = cfg.base_branch or "origin/main"
     return finding(
-        CANCELLED_CODE, f"{folder.path}/plan.md",
+        CANCELLED_CODE, plan_md(folder.path),
         f"plan `{folder.plan_id}` is cancelled, but the branch still changes code it authorised, and no passing "
         "review covers it",
         hint=f"rebuild the branch with the plan's folder alone: `git reset --hard {base}`, "
@@ -279,7 +279,7 @@ class _Line:
                 todo.extend(by_oid[oid].parents)
         self.touched: dict[str, list[str]] = {}  # plan -> commits that changed its folder
         self.users: dict[str, list[str]] = {}  # plan -> commits it authorised
-        prefix = os.fsencode(f"{cfg.artifacts_dir}/plans/")
+        prefix = os.fsencode(plans_prefix(cfg.artifacts_dir))
         for commit in listing:
             for plan_id in {
                 c.path[len(prefix) :].split(b"/", 1)[0] for c in commit.changes if c.path.startswith(prefix)
@@ -301,7 +301,7 @@ class _Line:
         if not landed:
             return None
         first = self.line[min(landed)]
-        prefix = f"{self.cfg.artifacts_dir}/plans/{plan_id}/"
+        prefix = plan_folder(self.cfg.artifacts_dir, plan_id) + "/"
         if not first.parents or self.states.entries_below(first.parents[0], prefix):
             return None  # the plan was on the line before this range: no stretch of its own here
         return first.parents[0], self.line[max(landed)].oid
@@ -435,7 +435,7 @@ def judge(
             findings.extend(
                 dataclasses.replace(f, message=prefix + f.message, commit=commit.oid) for f in behind[key][1]
             )
-        signers = f"{cfg.artifacts_dir}/{SIGNERS}".encode()
+        signers = signers_file(cfg.artifacts_dir).encode()
         if any(c.path == signers for c in own):
             for f in anchors.anchor_change(commit.oid, signers.decode()):
                 findings.append(dataclasses.replace(f, message=prefix + f.message, commit=commit.oid))
@@ -471,7 +471,7 @@ def behind_base(
     has withdrawn: a branch cut before them must be rebased onto the base first."""
     out: list[Finding] = []
     for plan_id in sorted(plan_ids):
-        folder = f"{base.artifacts_dir}/plans/{plan_id}/"
+        folder = plan_folder(base.artifacts_dir, plan_id) + "/"
         for path in sorted(p for p in base.files if p.startswith(folder)):
             name = path[len(folder) :]
             before = base.files.get(path)
