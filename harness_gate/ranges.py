@@ -1,5 +1,5 @@
-"""Judging a change set: each commit of a range on its own, and what the stage asks of the
-head state (ended plans, fresh evidence, a fresh passing review).
+"""Judging a change set: each commit of a range on its own (what the stage asks of the
+head state, ended plans, fresh evidence, a fresh passing review, is head_requirements.py's).
 
 In a range every commit is judged on its own, with the plans its own state holds and
 where each came from (docs/lifecycle.md, "Which plan governs"), so a commit made with
@@ -11,46 +11,69 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_gate import approvals as approvals_mod
-from harness_gate import artifacts_tree, branches, fingerprints, gate, git, governance, history, lifecycle, plans, trust
+from harness_gate import (
+    artifacts_tree,
+    branches,
+    fingerprints,
+    git,
+    governance,
+    history,
+    plans,
+    rules,
+    trust,
+)
 from harness_gate import config as config_mod
-from harness_gate.artifacts_root import plan_file, plan_folder, plan_md, plans_prefix, signers_file
+from harness_gate.artifacts_root import plan_folder, plans_prefix, signers_file
 from harness_gate.branches import BASE_ONLY, Origins
-from harness_gate.findings import Finding, Severity, finding
+from harness_gate.findings import Finding, finding
+from harness_gate.head_requirements import Head, IndexHead, plans_brought, requirements
+from harness_gate.state_facts import GitFacts
+
+# What the stage asks of the head state is head_requirements.py's; callers read it here too.
+__all__ = [
+    "Head",
+    "IndexHead",
+    "RangeHead",
+    "RangeTrust",
+    "adopting",
+    "behind_base",
+    "judge",
+    "judges_every_pushed",
+    "merge_own",
+    "plans_brought",
+    "range_trust",
+    "requirements",
+]
 
 if TYPE_CHECKING:
-    from harness_gate.freshness import Counted
+    pass
 
 
-@dataclass(frozen=True)
-class Head:
-    """The state whose evidence and review count: the index, or the range's head commit."""
+@dataclass(frozen=True, kw_only=True)
+class RangeHead(Head):
+    """A range's head commit, with the range it was judged with."""
 
-    artifacts_tree: artifacts_tree.ArtifactsTree
-    tree: Callable[[], str]  # its fingerprint, computed only when a requirement needs it
-    code_changed: bool  # evidence and reviews speak of code: an artifacts-only change needs none
-    used: frozenset[str] = frozenset()  # the plans that authorised the code changes
-    commit: str | None = None  # the head commit; None for the index
-    code_commits: tuple[str, ...] = ()  # the judged commits that changed code
-    anchors: trust.Anchors | None = None
-    origins: Callable[[], Origins] = lambda: BASE_ONLY  # of the head state: where its plans came from
-    # The plans the head holds that the base does not: what the change brings to the base
-    # (its own, and any it merged in from another branch). None: its own and foreign ones.
-    brought: Callable[[], frozenset[str]] | None = None
-    # The commit the branch's own change is measured from (a review speaks of that change).
-    fork: Callable[[], str | None] = lambda: None
-    # On a base branch's own line (a push there, a merge queue's group): each plan's own
-    # stretch of that line, (start, end) commits, for a review of the change as it landed.
-    span: Callable[[str], tuple[str, str] | None] = lambda plan_id: None
-    # The fingerprints of the range's commits that changed a plan's folder (landed ranges).
-    plan_trees: Callable[[str], frozenset[str]] = lambda plan_id: frozenset()
-    landed: bool = False
-    judged: tuple[str, ...] = ()  # the commits judged, oldest first (ranges only)
+    judgement: _Range
+
+    def origins(self) -> Origins:
+        return self.judgement.origins.get(self.judgement.head_oid, BASE_ONLY)
+
+    def brought(self) -> frozenset[str] | None:
+        return self.judgement.brought()
+
+    def fork(self) -> str | None:
+        return self.judgement.fork()
+
+    def span(self, plan_id: str) -> tuple[str, str] | None:
+        return self.judgement.line.span(plan_id)
+
+    def plan_trees(self, plan_id: str) -> frozenset[str]:
+        return self.judgement.line.plan_trees(plan_id)
 
 
 def adopting(head: str | None) -> bool:
@@ -83,7 +106,7 @@ def range_trust(
     trusted = artifacts_tree.trusted_config(root, config_file, old, from_rev=True)
     states = history.History(root, trusted, listing, extra=(old, new))
     fork_from = (git.default_base(root, trusted.base_branch) or old) if pushed else old
-    if gate.active(trusted, states.artifacts_tree(old)):
+    if rules.active(trusted, states.artifacts_tree(old)):
         return RangeTrust(trusted, states, True, fork_from)
     head_cfg = artifacts_tree.trusted_config(root, config_file, new, from_rev=True)
     return RangeTrust(head_cfg, states, False, fork_from)
@@ -95,152 +118,6 @@ def judges_every_pushed(root: Path, remote: str) -> bool:
     made with the gate on are judged. A branch pushed to a remote that already has
     branches (an orphan, say) is judged whole."""
     return git.remote_has_branches(root, remote)
-
-
-def plans_brought(head: Head, here: set[str]) -> set[str]:
-    """The plans the change brings along (its own, and any merged in), present at the head."""
-    if head.brought is not None:
-        return set(head.brought())
-    origins = head.origins()
-    return set((origins.own | origins.foreign) & here)
-
-
-def requirements(
-    root: Path, stage: str, head: Head, plan_id: str | None, *, reverify: list[Callable[[], list[Finding]]] | None
-) -> list[Finding]:
-    """What the stage asks of the head state, for every plan the change used or started:
-    completed (or cancelled) plans, fresh evidence for each, and a fresh passing review of
-    the branch's change. pre-push warns about evidence where it does not require it.
-    With `reverify` (a list), the evidence is the commands' runs, appended to it for the
-    caller to start last."""
-    cfg = head.artifacts_tree.config
-    want_evidence, want_review = stage in cfg.evidence_stages, stage in cfg.review_stages
-    # pre-push warns about what CI will block, unless the configuration makes it strict.
-    warn_evidence = stage == "pre-push" and not want_evidence and "ci" in cfg.evidence_stages
-    want_end = stage in cfg.completion_stages
-    snap = head.artifacts_tree
-    out: list[Finding] = _approvers(head, plan_id)
-    if not (want_evidence or warn_evidence or want_review or want_end):
-        return out
-    here = governance.present(snap)
-    used = sorted(head.used) if plan_id is None else [plan_id]
-    for gone in (p for p in used if p not in here):
-        out.append(finding(
-            "HG223", plan_file(cfg.artifacts_dir, gone),
-            f"plan `{gone}` authorised changes here, but its folder is not at the head",
-        ))  # fmt: skip
-    alive = [p for p in used if p in here]
-    if want_end:
-        # Every plan the change brings along must have ended, whoever started it: a plan
-        # merged in from another branch and left open would govern the base from then on.
-        brought = plans_brought(head, here)
-        for p in sorted({*alive, *brought}):
-            life = lifecycle.replay(plans.load(snap, p))
-            if life.state not in lifecycle.ENDED:
-                out.append(finding(
-                    "HG415", plan_file(cfg.artifacts_dir, p),
-                    f"plan `{p}` is still open ({life.state.value}): complete or cancel it before it merges",
-                ))  # fmt: skip
-    if not head.code_changed or not alive:
-        return out
-    from harness_gate import freshness  # noqa: PLC0415  (not on the pre-commit path)
-
-    tree = head.tree()
-    reviewed: list[tuple[plans.PlanFolder, lifecycle.Lifecycle]] = []
-    for p in alive:
-        folder = plans.load(snap, p)
-        life = lifecycle.replay(folder)
-        if folder.plan is None or life.policy is None:
-            out.append(finding("HG201", plan_md(folder.path), f"plan `{p}` at the head does not parse"))
-            continue
-        if life.plan_approval is not approvals_mod.Status.APPROVED:
-            out.append(finding("HG202", plan_md(folder.path), f"plan `{p}` at the head is not approved"))
-        reviewed.append((folder, life))
-    counted: list[freshness.Counted] = []
-    if want_review and reviewed:
-        span = head.span if head.landed else _no_span
-        problems, counted = freshness.review_requirement(root, cfg, reviewed, tree, fork=head.fork, span=span)
-        out.extend(problems)
-        if problems:
-            out.extend(
-                _cancelled(cfg, folder) for folder, life in reviewed if life.state is lifecycle.PlanState.CANCELLED
-            )
-        if not problems and head.anchors is not None and head.commit is not None:
-            for c in counted:  # the reviews the requirement rests on must be signed where asked
-                out.extend(head.anchors.review(head.commit, c.path, head.code_commits))
-    # pre-push's warnings speak of the branch's own plans: a plan merged in (another line's,
-    # main's included when the pushed range holds main's commits after "Update branch") is
-    # judged where it lands, and CI, which names the base, asks nothing of a landed one.
-    merged_in = head.origins().foreign if warn_evidence else frozenset()
-    for folder, life in reviewed:
-        if folder.plan_id in merged_in:
-            continue
-        if want_evidence and reverify is not None:
-            reverify.append(functools.partial(freshness.reverify, root, cfg, folder, life, tree))
-        elif want_evidence or warn_evidence:
-            accept = _landed_trees(head, folder.plan_id, counted) if head.landed else None
-            found = freshness.freshness_findings(root, snap, folder, life, tree, accept=accept)
-            if warn_evidence:
-                found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
-            out.extend(found)
-    return out
-
-
-def _approvers(head: Head, plan_id: str | None) -> list[Finding]:
-    """The `[[approvers]]` rules, at every stage, of each approved plan that authorised
-    code: counted on the head state, so the approvals may come after the first commits
-    (docs/approvers.md)."""
-    snap = head.artifacts_tree
-    if not snap.config.approvers or not head.code_changed:
-        return []
-    from harness_gate import approvers  # noqa: PLC0415  (only with `[[approvers]]` rules)
-
-    here = governance.present(snap)
-    out: list[Finding] = []
-    for p in sorted(head.used) if plan_id is None else [plan_id]:
-        path = plan_file(snap.artifacts_dir, p)
-        if p not in here:
-            # Its boundary cannot be read, so no rule can be said not to apply: fail closed.
-            out.append(finding("HG224", path, f"plan `{p}` authorised code but is not at the head: no approvers count"))
-            continue
-        folder = plans.load(snap, p)
-        # Unapproved or rolled back at the head: its records of other bytes count for nobody.
-        out.extend(approvers.findings(snap, folder, lifecycle.replay(folder)))
-    return out
-
-
-def _cancelled(cfg: config_mod.Config, folder: plans.PlanFolder) -> Finding:
-    """A cancelled plan's code with no review that passes: the way out, spelled out. Only
-    added where the branch is blocked already, so it never blocks what passed before."""
-    from harness_gate.freshness import CANCELLED_CODE  # noqa: PLC0415  (not on the pre-commit path)
-
-    base = cfg.base_branch or "origin/main"
-    return finding(
-        CANCELLED_CODE, plan_md(folder.path),
-        f"plan `{folder.plan_id}` is cancelled, but the branch still changes code it authorised, and no passing "
-        "review covers it",
-        hint=f"rebuild the branch with the plan's folder alone: `git reset --hard {base}`, "
-        f"`git checkout ORIG_HEAD -- {folder.path}`, `git commit -m 'Cancelled: {folder.plan_id}'`, "
-        "`git push --force-with-lease`; or close the pull request (docs/workflows.md)",
-    )  # fmt: skip
-
-
-def _landed_trees(head: Head, plan_id: str, counted: Sequence[Counted]) -> Callable[[str], bool]:
-    """On a landed range, evidence for another tree than the head's is a warning only when
-    that tree is one the plan's own pull request holds: a commit of the range that changed
-    the plan's folder (where its evidence was committed), or the tree its counted review
-    names. Evidence for any other tree is stale, as anywhere."""
-    reviewed = {c.tree for c in counted if c.plan_id == plan_id}
-
-    def accept(verified: str) -> bool:
-        return verified in reviewed or verified in head.plan_trees(plan_id)
-
-    return accept
-
-
-def _no_span(plan_id: str) -> None:
-    """Off a base branch's own line, a plan has no landed stretch: the branch's change counts."""
-    return
 
 
 def _first_parent_line(listing: Sequence[git.Commit], head: str) -> list[git.Commit]:
@@ -344,123 +221,159 @@ def judge(
     states: history.History | None = None,
     fork_from: str | None = None,
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
-    """`fork_from`: the base branch the change is measured from (a review speaks of it);
-    by default `base`."""
+    """Each commit of `listing` (parents first) on its own; with `every` False, only those
+    made with the gate on. `fork_from`: the base branch the change is measured from (a
+    review speaks of it); by default `base`."""
     if states is None or states.cfg != cfg:
         extra = (head_oid,) if base is None else (base, head_oid)
         states = history.History(root, cfg, listing, extra=extra)
-    # Without signatures a record's authenticity does not depend on the commit it is read
-    # at: commits with the same artifacts root share one vouched state (and the work keyed
-    # by it). With signatures, a one-parent commit that leaves the root as it was shares its
-    # parent's (blame of an unchanged file is its parent's).
-    shared: dict[
-        int, tuple[artifacts_tree.ArtifactsTree, artifacts_tree.ArtifactsTree]
-    ] = {}  # id -> (state, vouched): kept alive
-    vouched: dict[str, artifacts_tree.ArtifactsTree] = {}
-    parent_of = {c.oid: c.parents[0] for c in listing if states.shares_parent_state(c)} if anchors.signed else {}
-
-    def state_of(oid: str) -> artifacts_tree.ArtifactsTree:
-        chain = []  # commits that share the state of the first ancestor found below
-        while oid not in vouched and oid in parent_of:
-            chain.append(oid)
-            oid = parent_of[oid]
-        if oid not in vouched:
-            snap = states.artifacts_tree(oid)
-            if anchors.signed:
-                vouched[oid] = trust.vouched(snap, anchors, oid)
-            else:
-                if id(snap) not in shared:
-                    shared[id(snap)] = (snap, trust.vouched(snap, anchors, oid))
-                vouched[oid] = shared[id(snap)][1]
-        for child in chain:
-            vouched[child] = vouched[oid]
-        return vouched[oid]
-
-    origins = branches.walk(listing, states.plan_ids)
-    line = _Line(root, cfg, states, listing, head_oid)
-
-    @functools.cache
-    def on_at(oid: str) -> bool:
-        # That commit's own files: its configuration, or its artifacts root.
-        return states.config(oid).source is not None or state_of(oid).has_root
-
-    behind: dict[tuple[int, frozenset[str]], tuple[artifacts_tree.ArtifactsTree, list[Finding]]] = {}
-    findings: list[Finding] = []
-    changes = 0
-    checked = 0
-    code_commits: list[str] = []
-    judged: list[str] = []
-    used: set[str] = set()
+    judgement = _Range(root, listing, cfg, states, anchors, head_oid=head_oid, base=base, fork_from=fork_from)
     for commit in listing:
-        if not every and not _gate_was_on(commit, on_at):
-            continue  # history from before the repository adopted harness-gate
-        checked += 1
-        judged.append(commit.oid)
-        own = list(commit.changes)
-        if len(commit.parents) > 1:
-            own = merge_own(root, own, [], commit.parents, commit.oid)
-        if gate.touches_code(own, cfg.artifacts_dir):
-            code_commits.append(commit.oid)
-        changes += len(own)
-        parents = commit.parents
-
-        def olds(parents: tuple[str, ...] = parents) -> list[artifacts_tree.ArtifactsTree]:
-            return [state_of(p) for p in parents] or [artifacts_tree.empty(root, cfg)]
-
-        merge = len(commit.parents) > 1
-        first = commit.parents[0] if merge else None
-        state = gate.Transition(
-            f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds, merge=merge, first_parent=first,
-            parent=commit.parents[0] if commit.parents else None, load_origins=_origins_of(origins, commit.oid),
-        )  # fmt: skip
-        prefix = f"commit {commit.oid[:12]}: "
-        used_here: set[str] = set()
-        # The message names the commit for a reader; `commit` carries its full id for tools.
-        findings.extend(
-            _before_the_plan(dataclasses.replace(f, commit=commit.oid), head_oid, base, state_of)
-            for f in gate.check_transition(state, plan_id, prefix=prefix, used=used_here)
-        )
-        used |= used_here
-        for p in used_here:
-            line.used(p, commit.oid)
-        # Only a plan this commit's branch shares with the base can be behind it: the base
-        # branch may have amended or ended it since. A plan the branch started has no newer
-        # records anywhere but on the branch (an old tip of the branch itself, force-pushed
-        # over, is no base to be behind).
-        with_base = used_here - origins.get(commit.oid, BASE_ONLY).own
-        if base is not None and with_base:
-            key = (id(state.new), frozenset(with_base))
-            if key not in behind:
-                behind[key] = (state.new, behind_base(state.new, state_of(base), with_base, ""))
-            findings.extend(
-                dataclasses.replace(f, message=prefix + f.message, commit=commit.oid) for f in behind[key][1]
-            )
-        signers = signers_file(cfg.artifacts_dir).encode()
-        if any(c.path == signers for c in own):
-            for f in anchors.anchor_change(commit.oid, signers.decode()):
-                findings.append(dataclasses.replace(f, message=prefix + f.message, commit=commit.oid))
-    active = every or checked > 0
-
-    def fork() -> str | None:
-        measured_from = fork_from or base
-        if measured_from is not None:
-            return git.merge_base(root, measured_from, head_oid)
-        # No base named (a new branch's push): where the head's own line leaves the range.
-        own = line.line
-        return own[0].parents[0] if own and own[0].parents else None
-
-    head = Head(
-        state_of(head_oid), functools.cache(lambda: fingerprints.of(root, cfg, head_oid)), bool(code_commits),
-        frozenset(used),
-        commit=head_oid, code_commits=tuple(code_commits), anchors=anchors,
-        origins=_origins_of(origins, head_oid), fork=fork, span=line.span, plan_trees=line.plan_trees,
-        brought=None if base is None else lambda: frozenset(states.plan_ids(head_oid) - states.plan_ids(base)),
-        judged=tuple(judged),
-    )  # fmt: skip
-    data: dict[str, Any] = {"active": active, "changes": changes, "commits": checked}
+        # With no trusted base, a commit is judged when its parent had the gate on. A root
+        # commit has no parent to trust: at most it adopts harness-gate, and is not judged.
+        if every or any(judgement.gate_on(p) for p in commit.parents):
+            judgement.commit(commit, plan_id)
+        # else: history from before the repository adopted harness-gate
+    judged = len(judgement.judged)
+    data: dict[str, Any] = {"active": every or judged > 0, "changes": judgement.changes, "commits": judged}
     if base is not None:
         data["base"] = base
-    return findings, data, head
+    return judgement.findings, data, judgement.head()
+
+
+class _Range:
+    """A range being judged commit by commit, each against its own state, and what its
+    head's requirements ask of the range afterwards (RangeHead)."""
+
+    def __init__(
+        self,
+        root: Path,
+        listing: Sequence[git.Commit],
+        cfg: config_mod.Config,
+        states: history.History,
+        anchors: trust.Anchors,
+        *,
+        head_oid: str,
+        base: str | None,
+        fork_from: str | None,
+    ) -> None:
+        self.root, self.cfg, self.states, self.anchors = root, cfg, states, anchors
+        self.head_oid, self.base, self.fork_from = head_oid, base, fork_from or base
+        # A one-parent commit that leaves the artifacts root as it was shares the state of
+        # the first ancestor that does not: one vouched state for all of them (and the work
+        # keyed by it). Its records' authenticity is that ancestor's (blame of an unchanged
+        # file is its parent's), and without signatures it depends on no commit at all.
+        self._shares: dict[str, str] = {}
+        for c in listing:
+            if states.shares_parent_state(c):
+                self._shares[c.oid] = self._shares.get(c.parents[0], c.parents[0])
+        self._vouched: dict[str, artifacts_tree.ArtifactsTree] = {}
+        self._gate_on: dict[str, bool] = {}
+        self._behind: dict[tuple[str, frozenset[str]], list[Finding]] = {}
+        self._signers = signers_file(cfg.artifacts_dir).encode()
+        self.origins = branches.walk(listing, states.plan_ids)
+        self.line = _Line(root, cfg, states, listing, head_oid)
+        self.findings: list[Finding] = []
+        self.judged: list[str] = []
+        self.code_commits: list[str] = []
+        self.used: set[str] = set()
+        self.changes = 0
+
+    def state(self, oid: str) -> artifacts_tree.ArtifactsTree:
+        """The commit's artifacts root, its records vouched for by the check's anchors."""
+        at = self._shares.get(oid, oid)
+        found = self._vouched.get(at)
+        if found is None:
+            found = self._vouched[at] = trust.vouched(self.states.artifacts_tree(at), self.anchors, at)
+        return found
+
+    def gate_on(self, oid: str) -> bool:
+        """Whether the commit's own files turn the gate on: its configuration, or its artifacts root."""
+        on = self._gate_on.get(oid)
+        if on is None:
+            on = self._gate_on[oid] = self.states.config(oid).source is not None or self.state(oid).has_root
+        return on
+
+    def commit(self, commit: git.Commit, plan_id: str | None) -> None:
+        """Judge one commit: the rules on its own change, the base's newer records of the
+        plans it used, and a change of the trust anchor."""
+        self.judged.append(commit.oid)
+        own = list(commit.changes)
+        if len(commit.parents) > 1:
+            own = merge_own(self.root, own, [], commit.parents, commit.oid)
+        if rules.touches_code(own, self.cfg.artifacts_dir):
+            self.code_commits.append(commit.oid)
+        self.changes += len(own)
+        prefix = f"commit {commit.oid[:12]}: "
+        used: set[str] = set()
+        # The message names the commit for a reader; `commit` carries its full id for tools.
+        self.findings.extend(
+            _before_the_plan(dataclasses.replace(f, commit=commit.oid), self.head_oid, self.base, self.state)
+            for f in rules.check_transition(self._transition(commit, own), plan_id, prefix=prefix, used=used)
+        )
+        self.used |= used
+        for p in used:
+            self.line.used(p, commit.oid)
+        found = self._behind_base(commit, used)
+        if any(c.path == self._signers for c in own):
+            found = [*found, *self.anchors.anchor_change(commit.oid, self._signers.decode())]
+        self.findings.extend(dataclasses.replace(f, message=prefix + f.message, commit=commit.oid) for f in found)
+
+    def _transition(self, commit: git.Commit, own: list[git.Change]) -> rules.Transition:
+        parents = commit.parents
+        merge = len(parents) > 1
+        parent = parents[0] if parents else None
+        return rules.Transition(
+            f"commit {commit.oid}",
+            commit.oid,
+            own,
+            self.state(commit.oid),
+            lambda: [self.state(p) for p in parents] or [artifacts_tree.empty(self.root, self.cfg)],
+            GitFacts(self.root, commit.oid, parent),
+            merge=merge,
+            first_parent=parents[0] if merge else None,
+            parent=parent,
+            load_origins=lambda: self.origins.get(commit.oid, BASE_ONLY),
+        )
+
+    def _behind_base(self, commit: git.Commit, used: set[str]) -> list[Finding]:
+        """Only a plan this commit's branch shares with the base can be behind it: the base
+        branch may have amended or ended it since. A plan the branch started has no newer
+        records anywhere but on the branch (an old tip of the branch itself, force-pushed
+        over, is no base to be behind)."""
+        with_base = frozenset(used - self.origins.get(commit.oid, BASE_ONLY).own)
+        if self.base is None or not with_base:
+            return []
+        key = (self._shares.get(commit.oid, commit.oid), with_base)
+        if key not in self._behind:
+            self._behind[key] = behind_base(self.state(commit.oid), self.state(self.base), set(with_base), "")
+        return self._behind[key]
+
+    def brought(self) -> frozenset[str] | None:
+        if self.base is None:
+            return None
+        return frozenset(self.states.plan_ids(self.head_oid) - self.states.plan_ids(self.base))
+
+    def fork(self) -> str | None:
+        if self.fork_from is not None:
+            return git.merge_base(self.root, self.fork_from, self.head_oid)
+        # No base named (a new branch's push): where the head's own line leaves the range.
+        own = self.line.line
+        return own[0].parents[0] if own and own[0].parents else None
+
+    def head(self) -> RangeHead:
+        head = self.head_oid
+        return RangeHead(
+            self.root,
+            self.state(head),
+            bool(self.code_commits),
+            frozenset(self.used),
+            commit=head,
+            code_commits=tuple(self.code_commits),
+            anchors=self.anchors,
+            judged=tuple(self.judged),
+            judgement=self,
+        )
 
 
 def behind_base(
@@ -481,8 +394,8 @@ def behind_base(
             # approvals.jsonl may hold the base's lines interleaved with its own (a union merge).
             if after is None:
                 kept = False
-            elif name in gate.APPEND_ONLY:
-                kept = gate.grows(before, after, merge=True)
+            elif name in rules.APPEND_ONLY:
+                kept = rules.grows(before, after, merge=True)
             else:
                 kept = after == before
             if not kept:
@@ -492,16 +405,6 @@ def behind_base(
                 ))  # fmt: skip
                 break
     return out
-
-
-def _gate_was_on(commit: git.Commit, on_at: Callable[[str], bool]) -> bool:
-    """With no trusted base, a commit is judged when its parent had the gate on. A root
-    commit has no parent to trust: at most it adopts harness-gate, and is not judged."""
-    return any(on_at(p) for p in commit.parents)
-
-
-def _origins_of(origins: Mapping[str, Origins], oid: str) -> Callable[[], Origins]:
-    return lambda: origins.get(oid, BASE_ONLY)
 
 
 def merge_own(

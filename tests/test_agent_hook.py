@@ -820,12 +820,12 @@ def test_a_runtime_file_named_exactly_in_the_boundary_is_allowed(repo: Repo) -> 
 def test_the_bulk_search_finds_the_runtimes_files_among_many() -> None:
     import time
 
-    from harness_gate import gate
+    from harness_gate import rules
 
     paths = [f"src/m{i}/f{i}.py".encode() for i in range(100_000)]
     wanted = [p.encode() for p in RUNTIME_FILES + RUNTIME_VARIANTS]
     start = time.perf_counter()
-    found = gate._suspects([*paths, *wanted], None, "harness")
+    found = rules.suspects([*paths, *wanted], None, "harness")
     assert time.perf_counter() - start < 1.0
     assert set(wanted) <= found and not found & set(paths)
 

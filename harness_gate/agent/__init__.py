@@ -2,7 +2,7 @@
 
 Claude Code and Codex call a command before each tool use (PreToolUse) and when the agent
 is about to stop (Stop, SubagentStop), with a JSON payload on stdin. Every path a writing
-tool names is judged by the same rules `check --staged` applies (gate.judge_writes): the
+tool names is judged by the same rules `check --staged` applies (rules.judge_writes): the
 plan that governs this branch, its boundary, protected paths; and here, before anything
 is written, where the write would land (outside the repository, through a symbolic link,
 inside `.git` or the artifacts root). Anything not understood is denied with a reason

@@ -46,7 +46,7 @@ def repository(
     with, as `check --staged` does (git/process.py's contract: what is not read is
     discarded). With `begin`, a session without a record gets one at HEAD (a tool call;
     never Stop, where a missing record means the fork point)."""
-    from harness_gate import artifacts_tree, cache, gate, git  # noqa: PLC0415
+    from harness_gate import artifacts_tree, cache, git, state_facts  # noqa: PLC0415
 
     location = location or git.locate(cwd)
     if prefetch:
@@ -59,7 +59,7 @@ def repository(
 
         agent_session.begin(location.cache_dir, SESSION[0], location.head)
     cfg = artifacts_tree.trusted_config(location.toplevel, None, location.head)
-    if not gate.active_at(location.toplevel, location.head, cfg):
+    if not state_facts.active_at(location.toplevel, location.head, cfg):
         return Decision("allow", "harness-gate is not active in this repository (no configuration at HEAD)")
     return Repository(location, cfg, location.head)
 
@@ -102,7 +102,7 @@ def judge_paths(
     walked: frozenset[str] = frozenset(),
 ) -> tuple[list[Finding], str | None]:
     """Findings for writing `paths` ((name, "A"|"M"|"D")), and the plan that allows them
-    when none blocks. The plan's rules are gate.judge_writes over the index's plans, chosen
+    when none blocks. The plan's rules are rules.judge_writes over the index's plans, chosen
     as `check --staged` chooses them. `before` the write, a file with other hard links is
     refused too (Stop judges what was written). `walked`: the names of `paths` that git's
     untracked listing found (Stop), below the top directory: git entered every folder on
@@ -158,7 +158,7 @@ def judge_paths(
 def _judge_changes(repo: Repository, changes: list[git.Change], out: list[Finding]) -> tuple[list[Finding], str | None]:
     """`out` and the rules' blocking findings for `changes`, judged as the index would be
     with them in it; the plan that allows them when nothing blocks."""
-    from harness_gate import artifacts_tree, branches, gate, git, governance, trust  # noqa: PLC0415
+    from harness_gate import artifacts_tree, branches, git, governance, rules, state_facts, trust  # noqa: PLC0415
 
     root, cfg, head = repo.root, repo.cfg, repo.head
     plan = None
@@ -170,20 +170,21 @@ def _judge_changes(repo: Repository, changes: list[git.Change], out: list[Findin
             parents = [head, *git.merge_heads(repo.location)]
 
             def origins() -> branches.Origins:
-                return gate.index_origins(root, cfg, parents, new, lambda: git.staged_changes(root, head))
+                return state_facts.index_origins(root, cfg, parents, new, lambda: git.staged_changes(root, head))
 
-            state = gate.Transition(
+            state = rules.Transition(
                 "work tree",
                 None,
                 changes,
                 new,
                 lambda: [artifacts_tree.from_commit(root, r, cfg) for r in parents],
+                state_facts.GitFacts(root, None, head),
                 first_parent=head,
                 parent=head,
                 load_origins=origins,
                 load_selected=lambda: branches.selected(root),
             )
-            out.extend(f for f in gate.judge_writes(state) if f.blocks)
+            out.extend(f for f in rules.judge_writes(state) if f.blocks)
             if not out:
                 ids = governance.narrow(governance.candidates(new, state.origins), state.selected).ids
                 plan = ids[0] if len(ids) == 1 else ", ".join(ids)
@@ -195,18 +196,21 @@ def _judge_changes(repo: Repository, changes: list[git.Change], out: list[Findin
 def artifact_findings(repo: Repository, changes: Sequence[git.Change]) -> list[Finding]:
     """What `check` would refuse of the work tree's changes under the artifacts root (an
     approvals log or a plan written by hand, a record changed after its approval): the
-    gate's own artifact rules (gate.judge_artifacts), HEAD against the work tree."""
-    from harness_gate import artifacts_tree, gate, git, trust  # noqa: PLC0415
+    gate's own artifact rules (rules.judge_artifacts), HEAD against the work tree."""
+    from harness_gate import artifacts_tree, git, rules, state_facts, trust  # noqa: PLC0415
 
     root, cfg, head = repo.root, repo.cfg, repo.head
     try:
         with contextlib.ExitStack() as stack:
             old = artifacts_tree.from_commit(root, head, cfg)
-            new = artifacts_tree.worktree_over(old, [gate.decode(c.path) for c in changes])
+            new = artifacts_tree.worktree_over(old, [rules.decode(c.path) for c in changes])
             anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
             new = trust.vouched(new, anchors, None)
-            state = gate.Transition("work tree", None, changes, new, lambda: [old], first_parent=head, parent=head)
-            return [f for f in gate.judge_artifacts(state) if f.blocks]
+            facts = state_facts.GitFacts(root, None, head)
+            state = rules.Transition(
+                "work tree", None, changes, new, lambda: [old], facts, first_parent=head, parent=head
+            )
+            return [f for f in rules.judge_artifacts(state) if f.blocks]
     finally:
         git.discard_started()
 
@@ -258,10 +262,11 @@ def stale_evidence(root: Path, plan_id: str | None = None, untracked: Sequence[s
         plans,
     )
     from harness_gate.errors import HarnessGateError  # noqa: PLC0415
+    from harness_gate.state_facts import GitFacts  # noqa: PLC0415
 
     snap = artifacts_tree.from_worktree(root)
     try:
-        plan_id = plan_id or governance.plan_id_for(snap, None)
+        plan_id = plan_id or governance.plan_id_for(snap, None, GitFacts(snap.root))
     except HarnessGateError:
         return []  # no plan, or several: the boundary findings say so
     folder = plans.load(snap, plan_id)

@@ -85,15 +85,15 @@ def shell(cwd: Path, tool_input: JsonObject) -> Decision:
     repo = repository(paths.project())
     if isinstance(repo, Decision):
         return repo
-    from harness_gate import gate  # noqa: PLC0415
+    from harness_gate import rules  # noqa: PLC0415
 
     cfg = repo.cfg
     folded = text.casefold()
-    hits = [n for n in dict.fromkeys(gate.protected_names(cfg.source)) if n.casefold() in folded]
+    hits = [n for n in dict.fromkeys(rules.protected_names(cfg.source)) if n.casefold() in folded]
     # The artifacts root, `.git` and the runtimes' folders as words (`rm -rf harness`,
     # `> .git/hooks/pre-commit`, `rm -rf .claude`), never as part of one (`harness-gate
     # verify`, `.github`, `.harness/`); and the ways round the commit gate itself.
-    for word in (cfg.artifacts_dir, ".git", *gate.AGENT_DIRS):
+    for word in (cfg.artifacts_dir, ".git", *rules.AGENT_DIRS):
         if re.search(rf"(?<![\w.-]){re.escape(word.casefold())}(?![\w-])", folded):
             hits.append(word + "/")
     around = [m.group(0) for m in _BYPASS.finditer(folded)]
