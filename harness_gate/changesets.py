@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from harness_gate import artifacts_tree, branches, git, trust
 from harness_gate.branches import BASE_ONLY, Origins
+from harness_gate.head_requirements import Head, IndexHead
 from harness_gate.rules import Transition, decode, touches_code
 from harness_gate.state_facts import GitFacts, active_at, index_origins
 
 if TYPE_CHECKING:
     from harness_gate.config import Config
-    from harness_gate.ranges import Head
 
 
 @dataclass(frozen=True)
@@ -52,10 +52,8 @@ class Index:
     def head(self, used: frozenset[str]) -> Head:
         """The index as the state whose evidence and review count; `used`: the plans that
         authorised its code."""
-        from harness_gate import ranges  # noqa: PLC0415  (ranges imports this module)
-
         new = self.transition.new
-        return ranges.IndexHead(
+        return IndexHead(
             self.root, new, self.code_changed, used, anchors=self.anchors, parent=self.head_commit,
             transition=self.transition,
         )  # fmt: skip
