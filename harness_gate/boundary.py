@@ -52,7 +52,7 @@ def has_wildcard(pattern: str) -> bool:
     return any(c in pattern for c in "*?[")
 
 
-def validate(pattern: str, artifacts_dir: str) -> None:
+def validate(pattern: str, artifacts_dir: str) -> None:  # noqa: PLR0912  (one step per case, in the order they are judged)
     """Raise PatternError when `pattern` is not a valid boundary pattern."""
     if pattern == "":
         raise PatternError("empty pattern")
@@ -246,7 +246,7 @@ class Boundary:
                 return True
         return False
 
-    def matches(self, path: bytes) -> bool:
+    def matches(self, path: bytes) -> bool:  # noqa: PLR0911  (one return per case, in the order they are judged)
         if path in self._literal:
             return True
         head, _, name = path.rpartition(b"/")

@@ -96,7 +96,7 @@ def plans_brought(head: Head, here: set[str]) -> set[str]:
     return set((origins.own | origins.foreign) & here)
 
 
-def requirements(
+def requirements(  # noqa: PLR0912  (one step per case, in the order they are judged)
     root: Path, stage: str, head: Head, plan_id: str | None, *, reverify: list[Callable[[], list[Finding]]] | None
 ) -> list[Finding]:
     """What the stage asks of the head state, for every plan the change used or started:

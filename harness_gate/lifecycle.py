@@ -384,7 +384,7 @@ class _Replay:
         if v["Repair Context"]["plan_sha256"] != self.plan.sha256:
             self.add("HG410", entry, "bound to another plan hash than plan.md's", lines["Repair Context"])
 
-    def next_step(self) -> str:
+    def next_step(self) -> str:  # noqa: PLR0911  (one return per case, in the order they are judged)
         s = self.state
         if s is PlanState.PLANNING:
             return "approve the plan: harness-gate approve"

@@ -129,7 +129,7 @@ def _failed_dependency(exc: BaseException) -> str | None:
     return None
 
 
-def check(
+def check(  # noqa: PLR0913  (one argument per command-line option)
     *,
     stage: str | None = None,
     staged: bool = False,

@@ -101,7 +101,7 @@ READ_ONLY = frozenset(
 )
 
 
-def pre_tool_use(fields: Mapping[str, object]) -> Decision:
+def pre_tool_use(fields: Mapping[str, object]) -> Decision:  # noqa: PLR0911  (one return per case, in the order they are judged)
     """The decision on one PreToolUse payload (its JSON object)."""
     call = tool_call(fields)
     tool, tool_input = call.tool, call.input

@@ -19,7 +19,7 @@ from harness_gate.report import Report
 from harness_gate.state_facts import GitFacts
 
 
-def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryIO, out: TextIO, *, tty: bool) -> Report:
+def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryIO, out: TextIO, *, tty: bool) -> Report:  # noqa: PLR0912, PLR0913, PLR0915  (one step per case, in the order they are judged; keyword-only facts; a bundle would be a type used once)
     # Before anything is read: an agent that ran `plan amend` must not answer its own `y`.
     approvals_mod.refuse_inside_agent(os.environ)
     root = git.toplevel(cwd)

@@ -45,7 +45,7 @@ class Mode:
     landed: bool = False
 
 
-def infer_mode(stage: str | None, staged: bool, range_: str | None, base: str | None, head: str | None) -> Mode:
+def infer_mode(stage: str | None, staged: bool, range_: str | None, base: str | None, head: str | None) -> Mode:  # noqa: PLR0911  (one return per case, in the order they are judged)
     """Pick the change set from the options, then pre-commit's environment; never guess."""
     given = [x for x in (staged, range_, base) if x]
     if len(given) > 1:
@@ -83,7 +83,7 @@ def infer_mode(stage: str | None, staged: bool, range_: str | None, base: str | 
     )
 
 
-def run_check(
+def run_check(  # noqa: PLR0913  (one argument per command-line option)
     cwd: Path,
     *,
     stage: str | None,
@@ -215,7 +215,7 @@ def _check_commits(
     )  # fmt: skip
 
 
-def _push_new(
+def _push_new(  # noqa: PLR0913  (keyword-only facts; a bundle would be a type used once)
     root: Path,
     new_ref: str,
     remote: str,

@@ -24,7 +24,7 @@ artifacts_dir = "{TEMPLATE_ROOT}"
 """
 
 
-def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
+def init(cwd: Path, agents: Sequence[str] = ()) -> Report:  # noqa: PLR0912, PLR0915  (one step per case, in the order they are judged)
     root = git.toplevel(cwd)
     lines: list[str] = []
     agent_paths = [hooks.AGENT_SETTINGS[r] for r in agents]

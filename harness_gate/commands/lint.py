@@ -41,7 +41,7 @@ def _under(cwd: Path, root: Path, name: str, prefix: str) -> bool:
     return (rel + "/").startswith(prefix)
 
 
-def _lint(cwd: Path, root: Path, files: Sequence[str], *, artifacts_only: bool = False) -> Report:
+def _lint(cwd: Path, root: Path, files: Sequence[str], *, artifacts_only: bool = False) -> Report:  # noqa: PLR0912  (one step per case, in the order they are judged)
     snap = artifacts_tree.from_worktree(root)
     if artifacts_only:
         if not snap.active:

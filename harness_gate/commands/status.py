@@ -30,7 +30,7 @@ from harness_gate.report import Report
 from harness_gate.state_facts import GitFacts
 
 
-def status(cwd: Path, plan_id: str | None) -> Report:
+def status(cwd: Path, plan_id: str | None) -> Report:  # noqa: PLR0915  (one step per case, in the order they are judged)
     location = git.locate(cwd)
     root = location.toplevel
     snap = artifacts_tree.from_worktree(root)
@@ -182,7 +182,7 @@ def status_view(cwd: Path, plan_id: str | None, base: str | None) -> Report:
     return Report("status", found, data, lines=(f"plan: {plan_id} ({view['state']}) at HEAD {head[:12]}",))
 
 
-def _next_step(
+def _next_step(  # noqa: PLR0911, PLR0913  (one return per case, in the order they are judged; keyword-only facts; a bundle would be a type used once)
     snap: artifacts_tree.ArtifactsTree,
     folder: plans.PlanFolder,
     life: lifecycle.Lifecycle,

@@ -119,7 +119,7 @@ class GitNotRunnable(GitError):
         super().__init__(f"cannot run git: {exc}", "Install git and make sure it is on PATH.")
 
 
-def _popen(
+def _popen(  # noqa: PLR0913  (keyword-only facts; a bundle would be a type used once)
     args: Sequence[str], *, cwd: Path | str, stdin: Any, stdout: Any, stderr: Any, env: dict[str, str] | None = None
 ) -> subprocess.Popen[bytes]:
     """Start `git ARGS` hardened: the one place a git process is made."""

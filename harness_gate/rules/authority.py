@@ -17,7 +17,7 @@ from harness_gate.rules.symlinks import links_leaving
 from harness_gate.rules.transition import GITLINK, Transition, decode, root_prefix, show
 
 
-def plan_authority(
+def plan_authority(  # noqa: PLR0912  (one step per case, in the order they are judged)
     state: Transition, changes: Sequence[Change], plan_id: str | None, used: set[str] | None, suspects: set[bytes]
 ) -> list[Finding]:
     """The change needs one plan that allows all of it: `--plan`, or the first of the

@@ -27,7 +27,7 @@ def _explain_artifact(rel: str, cfg: Config, trusted: ArtifactsTree) -> tuple[st
     return "allowed", "inside the artifacts root: no plan needed, but it must be a valid artifact"
 
 
-def explain(
+def explain(  # noqa: PLR0911, PLR0913  (one return per case, in the order they are judged; keyword-only facts; a bundle would be a type used once)
     rel: str,
     cfg: Config,
     allowed: boundary_mod.Boundary | None,

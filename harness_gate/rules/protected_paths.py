@@ -45,7 +45,7 @@ PROTECTED_DIRS = (".github/",)
 APPEND_ONLY = artifacts_root.LOGS
 
 
-def protected(path: str, config_source: str | None, artifacts_dir: str = "") -> str | None:
+def protected(path: str, config_source: str | None, artifacts_dir: str = "") -> str | None:  # noqa: PLR0911  (one return per case, in the order they are judged)
     """Why `path` is protected, or None. Compared exactly; see `case_variant`."""
     if path == artifacts_dir:
         return "the artifacts root must be a directory of artifacts"
