@@ -17,7 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_gate import artifacts_tree, branches, cache, fingerprints, gate, git, governance, ranges, trust
+from harness_gate import (
+    artifacts_tree,
+    branches,
+    cache,
+    fingerprints,
+    gate,
+    git,
+    governance,
+    lean_record,
+    ranges,
+    trust,
+)
 from harness_gate.branches import Origins
 from harness_gate.errors import not_enough_history, nothing_to_judge_in_ci, usage
 from harness_gate.findings import Finding
@@ -109,8 +120,9 @@ def run_check(
     runs: list[Callable[[], list[Finding]]] = []
     try:
         with contextlib.ExitStack() as stack:
+            lean: Callable[[], None] | None = None
             if mode.change_set is ChangeSet.STAGED:
-                findings, data, head = _check_index(location, plan_id, config_file, stack)
+                findings, data, head, lean = _check_index(location, plan_id, config_file, stack)
             else:
                 findings, data, head = _check_commits(root, mode, plan_id, config_file, stack)
             if head is not None:
@@ -143,6 +155,8 @@ def run_check(
     report_only = head is not None and head.artifacts_tree.config.report_only
     if report_only:
         data["report_only"] = True
+    if lean is not None and not findings and stage == lean_record.STAGE and not (plan_id or config_file or reverify):
+        lean()  # the next ordinary commit is answered from it (lean.py)
     # One problem reached by two rules (a plan folder's log, read for its artifacts and for
     # its authority) is reported once.
     return Report("check", tuple(dict.fromkeys(findings)), data, report_only=report_only)
@@ -177,15 +191,18 @@ def _view(root: Path, head: Head, plan_id: str | None, findings: Sequence[Findin
 
 def _check_index(
     location: git.Location, plan_id: str | None, config_file: str | None, stack: contextlib.ExitStack[bool | None]
-) -> tuple[list[Finding], dict[str, Any], Head | None]:
+) -> tuple[list[Finding], dict[str, Any], Head | None, Callable[[], None] | None]:
+    """The index's findings, the report's data, the head state, and what writes the lean
+    path's record should the check pass (lean_record.py)."""
     root = location.toplevel
     head = location.head
     if ranges.adopting(head):
-        return [], {"active": False, "adopting": True, "changes": 0, "commits": 0}, None
+        return [], {"active": False, "adopting": True, "changes": 0, "commits": 0}, None, None
     assert head is not None  # noqa: S101  (ranges.adopting: a commit before this one)
+    started = lean_record.before() if plan_id is None and config_file is None else None
     cfg = artifacts_tree.trusted_config(root, config_file, head)
     if not gate.active_at(root, head, cfg):
-        return [], {"active": False, "changes": 0, "commits": 0}, None
+        return [], {"active": False, "changes": 0, "commits": 0}, None, None
     artifacts_tree.prefetch_index(root, cfg)  # listed by git while the diff is parsed here
     changes = git.staged_changes(root, head)
     others = git.merge_heads(location)
@@ -220,10 +237,21 @@ def _check_index(
         load_selected=lambda: branches.selected(root),
     )  # fmt: skip
     found = gate.check_transition(state, plan_id, used=used)
-    return found, data, Head(
-        new, lambda: fingerprints.of(root, cfg, None), code, frozenset(used), anchors=anchors, origins=origins,
-        fork=fork,
-    )  # fmt: skip
+    lean = None if started is None else functools.partial(lean_record.write, started, state, used, changes)
+    return (
+        found,
+        data,
+        Head(
+            new,
+            lambda: fingerprints.of(root, cfg, None),
+            code,
+            frozenset(used),
+            anchors=anchors,
+            origins=origins,
+            fork=fork,
+        ),
+        lean,
+    )
 
 
 def _check_commits(
