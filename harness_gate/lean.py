@@ -84,9 +84,10 @@ def _passes() -> bool:
     record = _read(os.path.join(here.cache, RECORD))
     if record is None:
         return False
-    parts = record.split(b"\n")
-    if len(parts) != 6 or parts[0] != MAGIC or parts[1] != here.key.encode():
-        return False
+    body, _, check = record.rpartition(b"\n")
+    parts = body.split(b"\n")
+    if len(parts) != 6 or parts[0] != MAGIC or parts[1] != here.key.encode() or check != digest(body):
+        return False  # another form, another key, or not whole
     literal, dirs, words = (frozenset(p.split(b"\0")) - {b""} for p in parts[3:6])
     diff = _staged_diff(here.index_file)
     return diff is not None and ordinary_inside(diff, literal, dirs, words)
@@ -124,6 +125,13 @@ def key(*, top: str, git_dir: str, common: str, head: str, branch: str, config: 
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
     digest.update(hashlib.sha256(config).digest())
     return digest.hexdigest()
+
+
+def digest(body: bytes) -> bytes:
+    """The record's last line: its body's sha256, so that a record cut short is no record."""
+    import hashlib  # noqa: PLC0415
+
+    return hashlib.sha256(body).hexdigest().encode()
 
 
 _FINGERPRINT: list[str] = []

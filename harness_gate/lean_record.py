@@ -99,8 +99,8 @@ def record(key: str, state: gate.Transition, used: set[str], changes: Sequence[g
         return None
     if "\n" in plan_id:
         return None
-    lines = [lean.MAGIC, key.encode(), plan_id.encode(), *(b"\0".join(s) for s in sections)]
-    return b"\n".join(lines)
+    body = b"\n".join([lean.MAGIC, key.encode(), plan_id.encode(), *(b"\0".join(s) for s in sections)])
+    return body + b"\n" + lean.digest(body)
 
 
 def _ordinary(change: git.Change, uncommon: tuple[bytes, ...]) -> bool:
