@@ -12,13 +12,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from harness_gate import artifacts_tree, changes, evidence, fingerprints, git, lifecycle, plans, runner
+from harness_gate import artifacts_tree, evidence, fingerprints, lifecycle, plans, runner
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.config import Config
 from harness_gate.errors import Refused
 from harness_gate.findings import Finding, Severity, finding
+
+if TYPE_CHECKING:
+    from harness_gate.state_facts import RepoFacts
 
 SHOWN_PATHS = 10
 # What CI blocks a branch on that the plan's own way to its end clears (`status` names the
@@ -62,7 +65,7 @@ def state_freshness(
 
 
 def freshness_findings(
-    root: Path,
+    facts: RepoFacts,
     snap: artifacts_tree.ArtifactsTree,
     folder: plans.PlanFolder,
     life: lifecycle.Lifecycle,
@@ -81,7 +84,7 @@ def freshness_findings(
         message = f"`{f.command_id}`: {f.reason}"
         severity = Severity.ERROR
         if f.reason == "tree-moved" and f.record is not None:
-            message += f" ({_moved(root, f.record.tree, tree)})"
+            message += f" ({_moved(facts, f.record.tree, tree)})"
             if accept is not None and f.record.status == "PASS" and accept(f.record.tree):
                 severity = Severity.WARNING
                 message += "; it passed on the pull request's tree, the merged tree was not verified"
@@ -93,12 +96,12 @@ def freshness_findings(
     return out
 
 
-def _moved(root: Path, verified: str, tree: str) -> str:
+def _moved(facts: RepoFacts, verified: str, tree: str) -> str:
     """What can be said of evidence for another tree. The verified tree exists only where
     `verify` ran (it is never committed): a fresh clone says so, with the same verdict."""
-    if not git.has_tree(root, verified):
+    if not facts.has_tree(verified):
         return f"verified tree {verified[:12]}, not in this clone; this tree {tree[:12]}"
-    paths = git.changed_paths(root, verified, tree, SHOWN_PATHS + 1)
+    paths = facts.changed_paths(verified, tree, SHOWN_PATHS + 1)
     shown = ", ".join(paths[:SHOWN_PATHS]) + (" ..." if len(paths) > SHOWN_PATHS else "")
     return f"verified tree {verified[:12]}, this tree {tree[:12]}; differs in {shown or 'no file'}"
 
@@ -148,16 +151,16 @@ def require_fresh_evidence(
     return [{"command_id": f.command_id, "record_sha256": f.record.sha256} for f in fresh if f.record is not None]
 
 
-def branch_change(root: Path, cfg: Config, tree: str) -> dict[str, str] | None:
+def branch_change(facts: RepoFacts, cfg: Config, tree: str) -> dict[str, str] | None:
     """The branch's own change up to the work tree's fingerprint `tree`: from where HEAD
-    left the base branch (`git.default_base`), as CI will measure it from the pull
+    left the base branch (its fork point), as CI will measure it from the pull
     request's base. None before the first commit."""
-    head = git.head(root)
+    head = facts.head()
     if head is None:
         return None
-    fork = git.fork_point(root, cfg.base_branch, head) or head
-    old = fingerprints.fingerprint_commit(root, fork, cfg)
-    return {"base": fork, "patch_sha256": changes.change_id(root, old, tree)}
+    fork = facts.fork_point(cfg.base_branch, head) or head
+    old = facts.fingerprint_commit(fork, cfg)
+    return {"base": fork, "patch_sha256": facts.change_id(old, tree)}
 
 
 def latest_review(folder: plans.PlanFolder) -> tuple[str, Artifact] | None:
@@ -176,7 +179,7 @@ class Counted(NamedTuple):
 
 
 def review_requirement(
-    root: Path,
+    facts: RepoFacts,
     cfg: Config,
     reviewed: Sequence[tuple[plans.PlanFolder, lifecycle.Lifecycle]],
     tree: str,
@@ -198,13 +201,13 @@ def review_requirement(
 
     @functools.cache
     def fingerprint(rev: str) -> str:
-        return fingerprints.fingerprint_commit(root, rev, cfg)
+        return facts.fingerprint_commit(rev, cfg)
 
     @functools.cache
     def measured(start: str | None, end: str | None) -> str:
-        old = fingerprint(start) if start else git.empty_tree(root)
+        old = fingerprint(start) if start else facts.empty_tree()
         new = fingerprint(end) if end else tree
-        return changes.change_id(root, old, new)
+        return facts.change_id(old, new)
 
     out: list[Finding] = []
     stale: list[Finding] = []
@@ -267,20 +270,20 @@ class ReviewState(NamedTuple):
 
 
 def review_states(
-    root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
+    facts: RepoFacts, cfg: Config, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
 ) -> list[ReviewState]:
     """Each review of the plan, oldest first, judged for the state whose fingerprint is
     `tree` as `review_requirement` judges the newest: a passing verdict bound to the
     current plan and amendment and to this tree, or to the branch's own change where the
     base moved (measured from where HEAD left the base branch, as CI measures it from the
     pull request's base). Only the newest review counts; the others are superseded."""
-    head = git.head(root)
-    fork_at = git.fork_point(root, cfg.base_branch, head) if head is not None else None
+    head = facts.head()
+    fork_at = facts.fork_point(cfg.base_branch, head) if head is not None else None
 
     @functools.cache
     def now() -> str:
-        old = fingerprints.fingerprint_commit(root, fork_at, cfg) if fork_at else git.empty_tree(root)
-        return changes.change_id(root, old, tree)
+        old = facts.fingerprint_commit(fork_at, cfg) if fork_at else facts.empty_tree()
+        return facts.change_id(old, tree)
 
     entries = [e for e in folder.entries if e.slug == "review"]
     out = []

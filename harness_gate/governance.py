@@ -22,11 +22,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from harness_gate import branches, git, lifecycle, plans
+from harness_gate import lifecycle, plans
 from harness_gate.artifacts_tree import ArtifactsTree, plans_in
 from harness_gate.branches import Origins
 from harness_gate.errors import HarnessGateError, Refused, usage
+
+if TYPE_CHECKING:
+    from harness_gate.state_facts import RepoFacts
 
 # Why no plan governs a change when the state holds no plan at all (ranges.py recognises it).
 NO_PLAN_YET = "there is no plan yet"
@@ -161,34 +165,31 @@ def require_plan(snap: ArtifactsTree, plan_id: str, message: str) -> None:
         raise usage(message, f"Plans here: {here}.")
 
 
-def plan_id_for(snap: ArtifactsTree, plan_id: str | None) -> str:
+def plan_id_for(snap: ArtifactsTree, plan_id: str | None, facts: RepoFacts) -> str:
     """The plan a command on the work tree means (for_command): `--plan`, this
     branch's selection, or the one plan this branch has open (or started)."""
     if plan_id is not None:
         checked_id(plan_id)
         return plan_id
-    root = snap.root
-    location = git.locate(root)
-    # A merge in progress (a conflict being resolved): what the merged heads bring is
-    # theirs, not a plan this branch started.
-    parents = [location.head, *git.merge_heads(location)] if location.head else []
-    origins = branches.locally(root, snap.config, parents, frozenset(present(snap)))
-    return for_command(snap, origins, plan_id=None, selected=branches.selected(root))
+    origins = facts.worktree_origins(snap, frozenset(present(snap)))
+    return for_command(snap, origins, plan_id=None, selected=facts.selected())
 
 
-def plan_or_none(snap: ArtifactsTree, plan_id: str | None) -> str | HarnessGateError:
+def plan_or_none(snap: ArtifactsTree, plan_id: str | None, facts: RepoFacts) -> str | HarnessGateError:
     """The plan a command that informs means (plan_id_for), or why there is none to name:
     no plan yet (HG201) or several open (HG222). Any other error still stops the command."""
     try:
-        return plan_id_for(snap, plan_id)
+        return plan_id_for(snap, plan_id, facts)
     except HarnessGateError as exc:
         if exc.code not in ("HG201", "HG222"):
             raise
         return exc
 
 
-def plan_for(snap: ArtifactsTree, plan_id: str | None) -> tuple[plans.PlanFolder, lifecycle.Lifecycle]:
-    plan_id = plan_id_for(snap, plan_id)
+def plan_for(
+    snap: ArtifactsTree, plan_id: str | None, facts: RepoFacts
+) -> tuple[plans.PlanFolder, lifecycle.Lifecycle]:
+    plan_id = plan_id_for(snap, plan_id, facts)
     folder = plans.load(snap, plan_id)
     life = lifecycle.replay(folder)
     if folder.plan is None or life.policy is None or life.plan_sha256 is None:

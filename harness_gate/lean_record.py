@@ -30,7 +30,7 @@ import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness_gate import boundary, formats, fsutil, gate, git, governance, lean, lifecycle, plans
+from harness_gate import boundary, formats, fsutil, git, governance, lean, lifecycle, plans, rules
 from harness_gate.config import Config
 
 STAGE = "pre-commit"
@@ -44,7 +44,7 @@ def before() -> str | None:
     return None
 
 
-def write(started: str | None, state: gate.Transition, used: set[str], changes: Sequence[git.Change]) -> None:
+def write(started: str | None, state: rules.Transition, used: set[str], changes: Sequence[git.Change]) -> None:
     """Leave the record for the passed check of `state` (the module's docstring says when).
     Never raises: without a record, the next commit is judged by the full check."""
     with contextlib.suppress(Exception):
@@ -62,9 +62,9 @@ def lean_path(here: lean.Here) -> Path:
 
 def words(cfg: Config) -> tuple[bytes, ...] | None:
     """What makes a path uncommon, lower-cased: the protected names and the artifacts root
-    (gate's suspects), and the harness formats' literal pieces; None when a format has none
+    (the rules' suspects), and the harness formats' literal pieces; None when a format has none
     (any path may be one of its files)."""
-    names = (*gate.protected_names(cfg.source), cfg.artifacts_dir)
+    names = (*rules.protected_names(cfg.source), cfg.artifacts_dir)
     found = [n.casefold().rstrip("/").encode("utf-8", "surrogateescape") for n in names]
     match = formats.matcher(cfg)
     if match.compiled:
@@ -74,7 +74,7 @@ def words(cfg: Config) -> tuple[bytes, ...] | None:
     return tuple(dict.fromkeys(found))
 
 
-def record(key: str, state: gate.Transition, used: set[str], changes: Sequence[git.Change]) -> bytes | None:
+def record(key: str, state: rules.Transition, used: set[str], changes: Sequence[git.Change]) -> bytes | None:
     cfg = state.new.config
     if state.merge or state.rev is not None or not changes or len(used) != 1:
         return None

@@ -8,49 +8,120 @@ where each came from (docs/lifecycle.md, "Which plan governs"), so a commit made
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import functools
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness_gate import approvals as approvals_mod
-from harness_gate import artifacts_tree, branches, fingerprints, gate, git, governance, history, lifecycle, plans, trust
+from harness_gate import (
+    artifacts_tree,
+    branches,
+    fingerprints,
+    git,
+    governance,
+    history,
+    lifecycle,
+    plans,
+    rules,
+    trust,
+)
 from harness_gate import config as config_mod
 from harness_gate.boundary import SIGNERS
 from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.findings import Finding, Severity, finding
+from harness_gate.state_facts import GitFacts
 
 if TYPE_CHECKING:
     from harness_gate.freshness import Counted
 
 
 @dataclass(frozen=True)
-class Head:
-    """The state whose evidence and review count: the index, or the range's head commit."""
+class Head(abc.ABC):
+    """The state whose evidence and review count: the index, or the range's head commit.
+    What takes git work to know of it is a method, asked only when a requirement needs it."""
 
+    root: Path
     artifacts_tree: artifacts_tree.ArtifactsTree
-    tree: Callable[[], str]  # its fingerprint, computed only when a requirement needs it
     code_changed: bool  # evidence and reviews speak of code: an artifacts-only change needs none
     used: frozenset[str] = frozenset()  # the plans that authorised the code changes
     commit: str | None = None  # the head commit; None for the index
     code_commits: tuple[str, ...] = ()  # the judged commits that changed code
     anchors: trust.Anchors | None = None
-    origins: Callable[[], Origins] = lambda: BASE_ONLY  # of the head state: where its plans came from
-    # The plans the head holds that the base does not: what the change brings to the base
-    # (its own, and any it merged in from another branch). None: its own and foreign ones.
-    brought: Callable[[], frozenset[str]] | None = None
-    # The commit the branch's own change is measured from (a review speaks of that change).
-    fork: Callable[[], str | None] = lambda: None
-    # On a base branch's own line (a push there, a merge queue's group): each plan's own
-    # stretch of that line, (start, end) commits, for a review of the change as it landed.
-    span: Callable[[str], tuple[str, str] | None] = lambda plan_id: None
-    # The fingerprints of the range's commits that changed a plan's folder (landed ranges).
-    plan_trees: Callable[[str], frozenset[str]] = lambda plan_id: frozenset()
     landed: bool = False
     judged: tuple[str, ...] = ()  # the commits judged, oldest first (ranges only)
+
+    def tree(self) -> str:
+        """Its fingerprint."""
+        return self._fingerprint
+
+    @functools.cached_property
+    def _fingerprint(self) -> str:
+        return fingerprints.of(self.root, self.artifacts_tree.config, self.commit)
+
+    @abc.abstractmethod
+    def origins(self) -> Origins:
+        """Where the plans of the head state came from."""
+
+    def brought(self) -> frozenset[str] | None:
+        """The plans the head holds that the base does not: what the change brings to the
+        base (its own, and any it merged in from another branch). None: its own and
+        foreign ones."""
+        return None
+
+    @abc.abstractmethod
+    def fork(self) -> str | None:
+        """The commit the branch's own change is measured from (a review speaks of that change)."""
+
+    def span(self, plan_id: str) -> tuple[str, str] | None:
+        """On a base branch's own line (a push there, a merge queue's group): the plan's own
+        stretch of that line, (start, end) commits, for a review of the change as it landed."""
+        return None
+
+    def plan_trees(self, plan_id: str) -> frozenset[str]:
+        """The fingerprints of the range's commits that changed a plan's folder (landed ranges)."""
+        return frozenset()
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexHead(Head):
+    """The index, committed onto `parent` (HEAD): its plans came from where its transition
+    says (read once for both)."""
+
+    parent: str
+    transition: rules.Transition
+
+    def origins(self) -> Origins:
+        return self.transition.origins
+
+    def fork(self) -> str | None:
+        return git.fork_point(self.root, self.artifacts_tree.config.base_branch, self.parent)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RangeHead(Head):
+    """A range's head commit, with the range it was judged with."""
+
+    judgement: _Range
+
+    def origins(self) -> Origins:
+        return self.judgement.origins.get(self.judgement.head_oid, BASE_ONLY)
+
+    def brought(self) -> frozenset[str] | None:
+        return self.judgement.brought()
+
+    def fork(self) -> str | None:
+        return self.judgement.fork()
+
+    def span(self, plan_id: str) -> tuple[str, str] | None:
+        return self.judgement.line.span(plan_id)
+
+    def plan_trees(self, plan_id: str) -> frozenset[str]:
+        return self.judgement.line.plan_trees(plan_id)
 
 
 def adopting(head: str | None) -> bool:
@@ -83,7 +154,7 @@ def range_trust(
     trusted = artifacts_tree.trusted_config(root, config_file, old, from_rev=True)
     states = history.History(root, trusted, listing, extra=(old, new))
     fork_from = (git.default_base(root, trusted.base_branch) or old) if pushed else old
-    if gate.active(trusted, states.artifacts_tree(old)):
+    if rules.active(trusted, states.artifacts_tree(old)):
         return RangeTrust(trusted, states, True, fork_from)
     head_cfg = artifacts_tree.trusted_config(root, config_file, new, from_rev=True)
     return RangeTrust(head_cfg, states, False, fork_from)
@@ -99,8 +170,9 @@ def judges_every_pushed(root: Path, remote: str) -> bool:
 
 def plans_brought(head: Head, here: set[str]) -> set[str]:
     """The plans the change brings along (its own, and any merged in), present at the head."""
-    if head.brought is not None:
-        return set(head.brought())
+    brought = head.brought()
+    if brought is not None:
+        return set(brought)
     origins = head.origins()
     return set((origins.own | origins.foreign) & here)
 
@@ -159,7 +231,7 @@ def requirements(
     counted: list[freshness.Counted] = []
     if want_review and reviewed:
         span = head.span if head.landed else _no_span
-        problems, counted = freshness.review_requirement(root, cfg, reviewed, tree, fork=head.fork, span=span)
+        problems, counted = freshness.review_requirement(GitFacts(root), cfg, reviewed, tree, fork=head.fork, span=span)
         out.extend(problems)
         if problems:
             out.extend(
@@ -179,7 +251,7 @@ def requirements(
             reverify.append(functools.partial(freshness.reverify, root, cfg, folder, life, tree))
         elif want_evidence or warn_evidence:
             accept = _landed_trees(head, folder.plan_id, counted) if head.landed else None
-            found = freshness.freshness_findings(root, snap, folder, life, tree, accept=accept)
+            found = freshness.freshness_findings(GitFacts(root), snap, folder, life, tree, accept=accept)
             if warn_evidence:
                 found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
             out.extend(found)
@@ -344,123 +416,159 @@ def judge(
     states: history.History | None = None,
     fork_from: str | None = None,
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
-    """`fork_from`: the base branch the change is measured from (a review speaks of it);
-    by default `base`."""
+    """Each commit of `listing` (parents first) on its own; with `every` False, only those
+    made with the gate on. `fork_from`: the base branch the change is measured from (a
+    review speaks of it); by default `base`."""
     if states is None or states.cfg != cfg:
         extra = (head_oid,) if base is None else (base, head_oid)
         states = history.History(root, cfg, listing, extra=extra)
-    # Without signatures a record's authenticity does not depend on the commit it is read
-    # at: commits with the same artifacts root share one vouched state (and the work keyed
-    # by it). With signatures, a one-parent commit that leaves the root as it was shares its
-    # parent's (blame of an unchanged file is its parent's).
-    shared: dict[
-        int, tuple[artifacts_tree.ArtifactsTree, artifacts_tree.ArtifactsTree]
-    ] = {}  # id -> (state, vouched): kept alive
-    vouched: dict[str, artifacts_tree.ArtifactsTree] = {}
-    parent_of = {c.oid: c.parents[0] for c in listing if states.shares_parent_state(c)} if anchors.signed else {}
-
-    def state_of(oid: str) -> artifacts_tree.ArtifactsTree:
-        chain = []  # commits that share the state of the first ancestor found below
-        while oid not in vouched and oid in parent_of:
-            chain.append(oid)
-            oid = parent_of[oid]
-        if oid not in vouched:
-            snap = states.artifacts_tree(oid)
-            if anchors.signed:
-                vouched[oid] = trust.vouched(snap, anchors, oid)
-            else:
-                if id(snap) not in shared:
-                    shared[id(snap)] = (snap, trust.vouched(snap, anchors, oid))
-                vouched[oid] = shared[id(snap)][1]
-        for child in chain:
-            vouched[child] = vouched[oid]
-        return vouched[oid]
-
-    origins = branches.walk(listing, states.plan_ids)
-    line = _Line(root, cfg, states, listing, head_oid)
-
-    @functools.cache
-    def on_at(oid: str) -> bool:
-        # That commit's own files: its configuration, or its artifacts root.
-        return states.config(oid).source is not None or state_of(oid).has_root
-
-    behind: dict[tuple[int, frozenset[str]], tuple[artifacts_tree.ArtifactsTree, list[Finding]]] = {}
-    findings: list[Finding] = []
-    changes = 0
-    checked = 0
-    code_commits: list[str] = []
-    judged: list[str] = []
-    used: set[str] = set()
+    judgement = _Range(root, listing, cfg, states, anchors, head_oid=head_oid, base=base, fork_from=fork_from)
     for commit in listing:
-        if not every and not _gate_was_on(commit, on_at):
-            continue  # history from before the repository adopted harness-gate
-        checked += 1
-        judged.append(commit.oid)
-        own = list(commit.changes)
-        if len(commit.parents) > 1:
-            own = merge_own(root, own, [], commit.parents, commit.oid)
-        if gate.touches_code(own, cfg.artifacts_dir):
-            code_commits.append(commit.oid)
-        changes += len(own)
-        parents = commit.parents
-
-        def olds(parents: tuple[str, ...] = parents) -> list[artifacts_tree.ArtifactsTree]:
-            return [state_of(p) for p in parents] or [artifacts_tree.empty(root, cfg)]
-
-        merge = len(commit.parents) > 1
-        first = commit.parents[0] if merge else None
-        state = gate.Transition(
-            f"commit {commit.oid}", commit.oid, own, state_of(commit.oid), olds, merge=merge, first_parent=first,
-            parent=commit.parents[0] if commit.parents else None, load_origins=_origins_of(origins, commit.oid),
-        )  # fmt: skip
-        prefix = f"commit {commit.oid[:12]}: "
-        used_here: set[str] = set()
-        # The message names the commit for a reader; `commit` carries its full id for tools.
-        findings.extend(
-            _before_the_plan(dataclasses.replace(f, commit=commit.oid), head_oid, base, state_of)
-            for f in gate.check_transition(state, plan_id, prefix=prefix, used=used_here)
-        )
-        used |= used_here
-        for p in used_here:
-            line.used(p, commit.oid)
-        # Only a plan this commit's branch shares with the base can be behind it: the base
-        # branch may have amended or ended it since. A plan the branch started has no newer
-        # records anywhere but on the branch (an old tip of the branch itself, force-pushed
-        # over, is no base to be behind).
-        with_base = used_here - origins.get(commit.oid, BASE_ONLY).own
-        if base is not None and with_base:
-            key = (id(state.new), frozenset(with_base))
-            if key not in behind:
-                behind[key] = (state.new, behind_base(state.new, state_of(base), with_base, ""))
-            findings.extend(
-                dataclasses.replace(f, message=prefix + f.message, commit=commit.oid) for f in behind[key][1]
-            )
-        signers = f"{cfg.artifacts_dir}/{SIGNERS}".encode()
-        if any(c.path == signers for c in own):
-            for f in anchors.anchor_change(commit.oid, signers.decode()):
-                findings.append(dataclasses.replace(f, message=prefix + f.message, commit=commit.oid))
-    active = every or checked > 0
-
-    def fork() -> str | None:
-        measured_from = fork_from or base
-        if measured_from is not None:
-            return git.merge_base(root, measured_from, head_oid)
-        # No base named (a new branch's push): where the head's own line leaves the range.
-        own = line.line
-        return own[0].parents[0] if own and own[0].parents else None
-
-    head = Head(
-        state_of(head_oid), functools.cache(lambda: fingerprints.of(root, cfg, head_oid)), bool(code_commits),
-        frozenset(used),
-        commit=head_oid, code_commits=tuple(code_commits), anchors=anchors,
-        origins=_origins_of(origins, head_oid), fork=fork, span=line.span, plan_trees=line.plan_trees,
-        brought=None if base is None else lambda: frozenset(states.plan_ids(head_oid) - states.plan_ids(base)),
-        judged=tuple(judged),
-    )  # fmt: skip
-    data: dict[str, Any] = {"active": active, "changes": changes, "commits": checked}
+        # With no trusted base, a commit is judged when its parent had the gate on. A root
+        # commit has no parent to trust: at most it adopts harness-gate, and is not judged.
+        if every or any(judgement.gate_on(p) for p in commit.parents):
+            judgement.commit(commit, plan_id)
+        # else: history from before the repository adopted harness-gate
+    judged = len(judgement.judged)
+    data: dict[str, Any] = {"active": every or judged > 0, "changes": judgement.changes, "commits": judged}
     if base is not None:
         data["base"] = base
-    return findings, data, head
+    return judgement.findings, data, judgement.head()
+
+
+class _Range:
+    """A range being judged commit by commit, each against its own state, and what its
+    head's requirements ask of the range afterwards (RangeHead)."""
+
+    def __init__(
+        self,
+        root: Path,
+        listing: Sequence[git.Commit],
+        cfg: config_mod.Config,
+        states: history.History,
+        anchors: trust.Anchors,
+        *,
+        head_oid: str,
+        base: str | None,
+        fork_from: str | None,
+    ) -> None:
+        self.root, self.cfg, self.states, self.anchors = root, cfg, states, anchors
+        self.head_oid, self.base, self.fork_from = head_oid, base, fork_from or base
+        # A one-parent commit that leaves the artifacts root as it was shares the state of
+        # the first ancestor that does not: one vouched state for all of them (and the work
+        # keyed by it). Its records' authenticity is that ancestor's (blame of an unchanged
+        # file is its parent's), and without signatures it depends on no commit at all.
+        self._shares: dict[str, str] = {}
+        for c in listing:
+            if states.shares_parent_state(c):
+                self._shares[c.oid] = self._shares.get(c.parents[0], c.parents[0])
+        self._vouched: dict[str, artifacts_tree.ArtifactsTree] = {}
+        self._gate_on: dict[str, bool] = {}
+        self._behind: dict[tuple[str, frozenset[str]], list[Finding]] = {}
+        self._signers = f"{cfg.artifacts_dir}/{SIGNERS}".encode()
+        self.origins = branches.walk(listing, states.plan_ids)
+        self.line = _Line(root, cfg, states, listing, head_oid)
+        self.findings: list[Finding] = []
+        self.judged: list[str] = []
+        self.code_commits: list[str] = []
+        self.used: set[str] = set()
+        self.changes = 0
+
+    def state(self, oid: str) -> artifacts_tree.ArtifactsTree:
+        """The commit's artifacts root, its records vouched for by the check's anchors."""
+        at = self._shares.get(oid, oid)
+        found = self._vouched.get(at)
+        if found is None:
+            found = self._vouched[at] = trust.vouched(self.states.artifacts_tree(at), self.anchors, at)
+        return found
+
+    def gate_on(self, oid: str) -> bool:
+        """Whether the commit's own files turn the gate on: its configuration, or its artifacts root."""
+        on = self._gate_on.get(oid)
+        if on is None:
+            on = self._gate_on[oid] = self.states.config(oid).source is not None or self.state(oid).has_root
+        return on
+
+    def commit(self, commit: git.Commit, plan_id: str | None) -> None:
+        """Judge one commit: the rules on its own change, the base's newer records of the
+        plans it used, and a change of the trust anchor."""
+        self.judged.append(commit.oid)
+        own = list(commit.changes)
+        if len(commit.parents) > 1:
+            own = merge_own(self.root, own, [], commit.parents, commit.oid)
+        if rules.touches_code(own, self.cfg.artifacts_dir):
+            self.code_commits.append(commit.oid)
+        self.changes += len(own)
+        prefix = f"commit {commit.oid[:12]}: "
+        used: set[str] = set()
+        # The message names the commit for a reader; `commit` carries its full id for tools.
+        self.findings.extend(
+            _before_the_plan(dataclasses.replace(f, commit=commit.oid), self.head_oid, self.base, self.state)
+            for f in rules.check_transition(self._transition(commit, own), plan_id, prefix=prefix, used=used)
+        )
+        self.used |= used
+        for p in used:
+            self.line.used(p, commit.oid)
+        found = self._behind_base(commit, used)
+        if any(c.path == self._signers for c in own):
+            found = [*found, *self.anchors.anchor_change(commit.oid, self._signers.decode())]
+        self.findings.extend(dataclasses.replace(f, message=prefix + f.message, commit=commit.oid) for f in found)
+
+    def _transition(self, commit: git.Commit, own: list[git.Change]) -> rules.Transition:
+        parents = commit.parents
+        merge = len(parents) > 1
+        parent = parents[0] if parents else None
+        return rules.Transition(
+            f"commit {commit.oid}",
+            commit.oid,
+            own,
+            self.state(commit.oid),
+            lambda: [self.state(p) for p in parents] or [artifacts_tree.empty(self.root, self.cfg)],
+            GitFacts(self.root, commit.oid, parent),
+            merge=merge,
+            first_parent=parents[0] if merge else None,
+            parent=parent,
+            load_origins=lambda: self.origins.get(commit.oid, BASE_ONLY),
+        )
+
+    def _behind_base(self, commit: git.Commit, used: set[str]) -> list[Finding]:
+        """Only a plan this commit's branch shares with the base can be behind it: the base
+        branch may have amended or ended it since. A plan the branch started has no newer
+        records anywhere but on the branch (an old tip of the branch itself, force-pushed
+        over, is no base to be behind)."""
+        with_base = frozenset(used - self.origins.get(commit.oid, BASE_ONLY).own)
+        if self.base is None or not with_base:
+            return []
+        key = (self._shares.get(commit.oid, commit.oid), with_base)
+        if key not in self._behind:
+            self._behind[key] = behind_base(self.state(commit.oid), self.state(self.base), set(with_base), "")
+        return self._behind[key]
+
+    def brought(self) -> frozenset[str] | None:
+        if self.base is None:
+            return None
+        return frozenset(self.states.plan_ids(self.head_oid) - self.states.plan_ids(self.base))
+
+    def fork(self) -> str | None:
+        if self.fork_from is not None:
+            return git.merge_base(self.root, self.fork_from, self.head_oid)
+        # No base named (a new branch's push): where the head's own line leaves the range.
+        own = self.line.line
+        return own[0].parents[0] if own and own[0].parents else None
+
+    def head(self) -> RangeHead:
+        head = self.head_oid
+        return RangeHead(
+            self.root,
+            self.state(head),
+            bool(self.code_commits),
+            frozenset(self.used),
+            commit=head,
+            code_commits=tuple(self.code_commits),
+            anchors=self.anchors,
+            judged=tuple(self.judged),
+            judgement=self,
+        )
 
 
 def behind_base(
@@ -481,8 +589,8 @@ def behind_base(
             # approvals.jsonl may hold the base's lines interleaved with its own (a union merge).
             if after is None:
                 kept = False
-            elif name in gate.APPEND_ONLY:
-                kept = gate.grows(before, after, merge=True)
+            elif name in rules.APPEND_ONLY:
+                kept = rules.grows(before, after, merge=True)
             else:
                 kept = after == before
             if not kept:
@@ -492,16 +600,6 @@ def behind_base(
                 ))  # fmt: skip
                 break
     return out
-
-
-def _gate_was_on(commit: git.Commit, on_at: Callable[[str], bool]) -> bool:
-    """With no trusted base, a commit is judged when its parent had the gate on. A root
-    commit has no parent to trust: at most it adopts harness-gate, and is not judged."""
-    return any(on_at(p) for p in commit.parents)
-
-
-def _origins_of(origins: Mapping[str, Origins], oid: str) -> Callable[[], Origins]:
-    return lambda: origins.get(oid, BASE_ONLY)
 
 
 def merge_own(

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from harness_gate import agent
+from harness_gate.agent import judging
 from harness_gate.cli import cli
 from tests.adversarial.util import commit, setup_gated, staged
 from tests.helpers import Repo, adopted_main, completion_md, from_template
@@ -279,7 +280,7 @@ def test_an_internal_error_denies_without_a_traceback(gated: Repo, monkeypatch: 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(agent, "judge_paths", broken)
+    monkeypatch.setattr(judging, "judge_paths", broken)
     code, out, _err = in_process(gated, pre(gated, "Write", {"file_path": "src/x.py"}))
     spec = json.loads(out)["hookSpecificOutput"]
     assert (code, spec["permissionDecision"]) == (0, "deny")
@@ -819,12 +820,12 @@ def test_a_runtime_file_named_exactly_in_the_boundary_is_allowed(repo: Repo) -> 
 def test_the_bulk_search_finds_the_runtimes_files_among_many() -> None:
     import time
 
-    from harness_gate import gate
+    from harness_gate import rules
 
     paths = [f"src/m{i}/f{i}.py".encode() for i in range(100_000)]
     wanted = [p.encode() for p in RUNTIME_FILES + RUNTIME_VARIANTS]
     start = time.perf_counter()
-    found = gate._suspects([*paths, *wanted], None, "harness")
+    found = rules.suspects([*paths, *wanted], None, "harness")
     assert time.perf_counter() - start < 1.0
     assert set(wanted) <= found and not found & set(paths)
 

@@ -67,7 +67,7 @@ def test_the_rules_fingerprint_reads_the_files_bytes(tmp_path: Path, monkeypatch
     fingerprint (builds that keep both would otherwise share a cache across rules)."""
     pkg = tmp_path / "harness_gate"
     shutil.copytree(Path(cache.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    target = pkg / "gate.py"
+    target = pkg / "rules" / "authority.py"
     monkeypatch.setattr(cache, "__file__", str(pkg / "cache.py"))
     cache.rules_fingerprint.cache_clear()
     before = cache.rules_fingerprint()

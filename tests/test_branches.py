@@ -246,13 +246,14 @@ def test_locally_without_commits_of_its_own_reads_no_history(adopted: Repo, monk
 
 def test_changes_of_a_branch_are_measured_from_where_it_left_the_base(adopted: Repo) -> None:
     from harness_gate import fingerprints, freshness
+    from harness_gate.state_facts import GitFacts
 
     adopted.git("checkout", "-qb", "feature")
     adopted.write("src/a.py", "a = 1\n")
     adopted.git("add", "-A")
     adopted.git("commit", "-qm", "work")
     cfg = artifacts_tree.read_config(adopted.path, "HEAD")
-    change = freshness.branch_change(adopted.path, cfg, fingerprints.fingerprint_worktree(adopted.path, cfg))
+    change = freshness.branch_change(GitFacts(adopted.path), cfg, fingerprints.fingerprint_worktree(adopted.path, cfg))
     assert change is not None
     assert change["base"] == adopted.git("rev-parse", "main").decode().strip()
 

@@ -220,3 +220,47 @@ def test_one_owner_for_the_signers_file_and_the_failed_run_codes() -> None:
     assert spelled["allowed_signers"] == ["boundary.py"]
     assert sorted(spelled["HG306"]) == ["evidence.py", "findings.py", "freshness.py"]  # the rule, the map, a set
     assert not [n for n in ast.walk(ast.parse((PACKAGE / "plans.py").read_text())) if getattr(n, "id", "") == "SIGNERS"]
+
+
+RULES = PACKAGE / "rules"
+# The modules that decide from facts they are handed (docs/design.md, "Facts in, findings
+# out"): git is asked only by the code that builds those facts (state_facts.py and callers).
+DECIDERS = sorted([*RULES.glob("*.py"), PACKAGE / "freshness.py", PACKAGE / "governance.py", PACKAGE / "lifecycle.py"])
+
+
+def rule_codes_raised() -> dict[str, set[str]]:
+    """Each rule code a module of harness_gate/rules/ names as a whole string (what a
+    finding is raised with), and the modules that name it."""
+    out: dict[str, set[str]] = {}
+    for path in sorted(RULES.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and RULE_CODE.fullmatch(node.value):
+                out.setdefault(node.value, set()).add(path.name)
+    return out
+
+
+def test_no_decider_imports_git() -> None:
+    """The rules, freshness, governance and lifecycle import nothing of harness_gate.git (nor
+    anything relative, which would hide it): the facts they need are handed to them."""
+    assert len(DECIDERS) >= 10  # the rules package and the three modules were found
+    offenders = {}
+    for path in DECIDERS:
+        tree = ast.parse(path.read_text("utf-8"), str(path))
+        relative = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
+        git = sorted(m for m in _imported(path) if m == "harness_gate.git" or m.startswith("harness_gate.git."))
+        if git or relative:
+            offenders[path.relative_to(PACKAGE).as_posix()] = (git, relative)
+    assert offenders == {}
+    assert not (PACKAGE / "gate.py").exists(), "the rules live in harness_gate/rules/"
+
+
+def test_each_rules_module_is_at_most_300_lines() -> None:
+    sizes = {p.name: len(p.read_text("utf-8").splitlines()) for p in RULES.glob("*.py")}
+    assert len(sizes) >= 8
+    assert {name: n for name, n in sizes.items() if n > 300} == {}
+
+
+def test_each_rule_code_is_raised_in_one_rules_module() -> None:
+    raised = rule_codes_raised()
+    assert {"HG101", "HG104", "HG210", "HG516"} <= set(raised)  # the scan finds them
+    assert {code: sorted(where) for code, where in raised.items() if len(where) > 1} == {}

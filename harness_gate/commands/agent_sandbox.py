@@ -20,6 +20,7 @@ from harness_gate import artifacts_tree, fsutil, git, governance, hooks, lifecyc
 from harness_gate.errors import HarnessGateError, unsafe_agent_settings, usage
 from harness_gate.git.repo import git_path
 from harness_gate.report import Report
+from harness_gate.state_facts import GitFacts
 
 FILES = {"claude": ".claude/settings.local.json", "codex": ".codex/config.toml"}
 CODEX_MARK = "# harness-gate agent-sandbox"
@@ -80,7 +81,7 @@ def _plan(root: Path) -> tuple[str | None, tuple[str, ...]]:
     if not snap.active:
         return None, ()
     try:
-        plan_id = governance.plan_id_for(snap, None)
+        plan_id = governance.plan_id_for(snap, None, GitFacts(snap.root))
     except HarnessGateError:
         return None, ()
     life = lifecycle.replay(plans.load(snap, plan_id))

@@ -16,6 +16,7 @@ from harness_gate.artifacts.artifact import Artifact
 from harness_gate.artifacts.parse import parse_artifact
 from harness_gate.errors import HarnessGateError, Refused, not_enough_history, usage
 from harness_gate.report import Report
+from harness_gate.state_facts import GitFacts
 
 
 def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryIO, out: TextIO, *, tty: bool) -> Report:
@@ -25,7 +26,7 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return report_mod.inactive("approve")
-    plan_id = governance.plan_id_for(snap, plan_id)
+    plan_id = governance.plan_id_for(snap, plan_id, GitFacts(snap.root))
     folder = plans.load(snap, plan_id)
     target = _approval_target(folder, artifact, cwd, root)
     if artifact is None and snap.config.approvers:

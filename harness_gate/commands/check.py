@@ -17,23 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_gate import (
-    artifacts_tree,
-    branches,
-    cache,
-    fingerprints,
-    gate,
-    git,
-    governance,
-    lean_record,
-    ranges,
-    trust,
-)
-from harness_gate.branches import Origins
+from harness_gate import artifacts_tree, branches, cache, git, governance, lean_record, ranges, rules, trust
 from harness_gate.errors import not_enough_history, nothing_to_judge_in_ci, usage
 from harness_gate.findings import Finding
 from harness_gate.ranges import Head
 from harness_gate.report import INACTIVE, Report
+from harness_gate.state_facts import GitFacts, active_at, index_origins
 
 ADOPTING = "harness-gate: a repository's first commit adopts harness-gate and is not judged"
 
@@ -201,7 +190,7 @@ def _check_index(
     assert head is not None  # noqa: S101  (ranges.adopting: a commit before this one)
     started = lean_record.before() if plan_id is None and config_file is None else None
     cfg = artifacts_tree.trusted_config(root, config_file, head)
-    if not gate.active_at(root, head, cfg):
+    if not active_at(root, head, cfg):
         return [], {"active": False, "changes": 0, "commits": 0}, None, None
     artifacts_tree.prefetch_index(root, cfg)  # listed by git while the diff is parsed here
     changes = git.staged_changes(root, head)
@@ -222,36 +211,18 @@ def _check_index(
     def olds() -> list[artifacts_tree.ArtifactsTree]:
         return [artifacts_tree.from_commit(root, r, cfg) for r in parents]
 
-    @functools.cache
-    def origins() -> Origins:
-        return gate.index_origins(root, cfg, parents, new, lambda: changes)
-
-    def fork() -> str | None:
-        return git.fork_point(root, cfg.base_branch, head)
-
     data: dict[str, Any] = {"active": True, "changes": len(changes), "commits": 0}
-    code = gate.touches_code(changes, cfg.artifacts_dir)
+    code = rules.touches_code(changes, cfg.artifacts_dir)
     used: set[str] = set()
-    state = gate.Transition(
-        "index", None, changes, new, olds, merge=bool(others), first_parent=head, parent=head, load_origins=origins,
+    state = rules.Transition(
+        "index", None, changes, new, olds, GitFacts(root, None, head), merge=bool(others), first_parent=head,
+        parent=head, load_origins=lambda: index_origins(root, cfg, parents, new, lambda: changes),
         load_selected=lambda: branches.selected(root),
     )  # fmt: skip
-    found = gate.check_transition(state, plan_id, used=used)
+    found = rules.check_transition(state, plan_id, used=used)
+    index = ranges.IndexHead(root, new, code, frozenset(used), anchors=anchors, parent=head, transition=state)
     lean = None if started is None else functools.partial(lean_record.write, started, state, used, changes)
-    return (
-        found,
-        data,
-        Head(
-            new,
-            lambda: fingerprints.of(root, cfg, None),
-            code,
-            frozenset(used),
-            anchors=anchors,
-            origins=origins,
-            fork=fork,
-        ),
-        lean,
-    )
+    return found, data, index, lean
 
 
 def _check_commits(

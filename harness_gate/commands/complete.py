@@ -6,6 +6,7 @@ from pathlib import Path
 
 from harness_gate import artifacts_tree, fingerprints, freshness, fsutil, git, governance, lifecycle, plans, templates
 from harness_gate.report import Report, inactive
+from harness_gate.state_facts import GitFacts
 
 
 def complete(cwd: Path, plan_id: str | None, summary: str | None, *, cancel: bool = False) -> Report:
@@ -16,7 +17,7 @@ def complete(cwd: Path, plan_id: str | None, summary: str | None, *, cancel: boo
     snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return inactive("complete")
-    folder, life = governance.plan_for(snap, plan_id)
+    folder, life = governance.plan_for(snap, plan_id, GitFacts(snap.root))
     lifecycle.require_open(folder, life)
     assert life.plan_sha256 is not None  # noqa: S101  (plan_for checked it)
     if cancel:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_gate import artifacts_tree, branches, fsutil, gate, git, governance, lifecycle, plans
+from harness_gate import artifacts_tree, branches, fsutil, git, governance, lifecycle, plans, rules
 from harness_gate import boundary as boundary_mod
 from harness_gate import report as report_mod
 from harness_gate.report import Report
@@ -20,7 +20,7 @@ def run_explain(cwd: Path, paths: Sequence[str], plan_id: str | None) -> Report:
     cfg = artifacts_tree.read_config(root, head)
     new = artifacts_tree.from_index(root, cfg)
     trusted = artifacts_tree.from_commit(root, head, cfg) if head else new
-    if not gate.active(cfg, trusted):
+    if not rules.active(cfg, trusted):
         return report_mod.inactive("explain")
     others: tuple[str, ...] = ()
     if plan_id is None:
@@ -44,7 +44,7 @@ def run_explain(cwd: Path, paths: Sequence[str], plan_id: str | None) -> Report:
     blocked_any = False
     for raw in paths:
         rel = fsutil.repository_path(root, cwd, raw)
-        verdict, why = gate.explain(rel, cfg, allowed, exact, life, trusted=trusted)
+        verdict, why = rules.explain(rel, cfg, allowed, exact, life, trusted=trusted)
         blocked_any = blocked_any or verdict == "blocked"
         rows.append({"path": rel, "verdict": verdict, "reason": why})
         lines.append(f"{verdict:8} {rel}: {why}")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness_gate import artifacts_tree, fsutil, gate, git, hooks
+from harness_gate import artifacts_tree, fsutil, git, hooks
 from harness_gate.report import Report
+from harness_gate.state_facts import active_at
 
 GITATTRIBUTES_LINES = (
     # Artifacts are hashed byte for byte: no end-of-line conversion on any platform.
@@ -95,7 +96,7 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
         lines += list(agent_sandbox.agent_sandbox(root, sandboxed).lines)
     types = " ".join(f"--hook-type {t}" for t in hooks.INSTALL_TYPES)
     head = git.head(root)
-    adopted = head is not None and gate.active_at(root, head, artifacts_tree.trusted_config(root, None, head))
+    adopted = head is not None and active_at(root, head, artifacts_tree.trusted_config(root, None, head))
     # Once the gate is on, the set-up files are protected paths: no adopting commit lets
     # them in unjudged, a plan that names each exactly does (docs/agents.md).
     files = [".harness-gate.toml", ".gitattributes", ".pre-commit-config.yaml", *agent_files]

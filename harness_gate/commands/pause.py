@@ -16,6 +16,7 @@ from harness_gate import artifacts_tree, fingerprints, freshness, fsutil, git, g
 from harness_gate.artifacts.parse import parse_artifact
 from harness_gate.errors import usage
 from harness_gate.report import Report, inactive
+from harness_gate.state_facts import GitFacts
 
 
 def verification_fingerprint(
@@ -44,7 +45,7 @@ def pause(cwd: Path, plan_id: str | None, reason: str | None) -> Report:
     snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return inactive("pause")
-    folder, life = governance.plan_for(snap, plan_id)
+    folder, life = governance.plan_for(snap, plan_id, GitFacts(snap.root))
     lifecycle.require_paused(folder, life, reported=False)
     assert life.plan_sha256 is not None  # noqa: S101  (plan_for checked it)
     review = next((e for e in folder.entries if e.name == life.last_review), None)
@@ -81,7 +82,7 @@ def resume(cwd: Path, plan_id: str | None, rounds: int) -> Report:
     snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return inactive("resume")
-    folder, life = governance.plan_for(snap, plan_id)
+    folder, life = governance.plan_for(snap, plan_id, GitFacts(snap.root))
     lifecycle.require_paused(folder, life, reported=True)
     assert life.plan_sha256 is not None  # noqa: S101  (plan_for checked it)
     entry = next((e for e in folder.entries if e.name == life.last_pause), None)

@@ -14,6 +14,7 @@ from harness_gate.artifacts.parse import parse_artifact
 from harness_gate.errors import HarnessGateError, usage
 from harness_gate.findings import Finding, Severity
 from harness_gate.report import Report
+from harness_gate.state_facts import GitFacts
 
 
 def _bad_options(problems: Sequence[Finding], what: str) -> HarnessGateError:
@@ -79,9 +80,9 @@ def plan_new(
     # This branch's local pick, for when it has more than one plan open (never committed).
     branch = branches.select(root, plan_id) if git.head(root) is not None else None
     picked = (f"picked for branch `{branch}` (harness-gate plan use)",) if branch else ()
-    from harness_gate import gate  # noqa: PLC0415  (the rule tables, only for this warning)
+    from harness_gate import rules  # noqa: PLC0415  (the rule tables, only for this warning)
 
-    reach = gate.wildcard_reach(boundary, snap.config.source, snap.artifacts_dir)
+    reach = rules.wildcard_reach(boundary, snap.config.source, snap.artifacts_dir)
     return Report(
         "plan new",
         tuple(reach),
@@ -112,7 +113,7 @@ def plan_amend(
     snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return report_mod.inactive("plan amend")
-    folder, life = governance.plan_for(snap, plan_id)
+    folder, life = governance.plan_for(snap, plan_id, GitFacts(snap.root))
     lifecycle.require_open(folder, life)
     lifecycle.require_no_pending_amendment(folder, life)
     policy = life.policy

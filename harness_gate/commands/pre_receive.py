@@ -16,13 +16,14 @@ import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from harness_gate import artifacts_tree, gate, git, receive
+from harness_gate import artifacts_tree, git, receive
 from harness_gate.commands import check
 from harness_gate.config import PreReceive
 from harness_gate.errors import HarnessGateError
 from harness_gate.findings import Finding
 from harness_gate.receive import Kind, Update
 from harness_gate.report import INACTIVE, Report
+from harness_gate.state_facts import active_at
 
 
 def pre_receive(cwd: Path, stdin: BinaryIO, config_file: str | None) -> Report:
@@ -45,7 +46,7 @@ def _judge(location: git.Location, updates: list[Update], config_file: str | Non
             raise receive.no_default(f"the default branch {default_ref} (HEAD) does not exist in this repository")
         return _first_push(updates, default_ref)
     cfg = artifacts_tree.trusted_config(root, config_file, default_tip, from_rev=True)
-    active = gate.active_at(root, default_tip, cfg)
+    active = active_at(root, default_tip, cfg)
     policy = cfg.pre_receive
     after = dict(tips)
     for u in updates:

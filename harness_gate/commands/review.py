@@ -7,6 +7,7 @@ from pathlib import Path
 
 from harness_gate import artifacts_tree, fingerprints, freshness, fsutil, git, governance, lifecycle, plans, templates
 from harness_gate.report import Report, inactive
+from harness_gate.state_facts import GitFacts
 
 
 def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
@@ -14,14 +15,14 @@ def review_new(cwd: Path, plan_id: str | None, reviewer: str | None) -> Report:
     snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return inactive("review new")
-    folder, life = governance.plan_for(snap, plan_id)
+    folder, life = governance.plan_for(snap, plan_id, GitFacts(snap.root))
     lifecycle.require_open(folder, life, rereview=True)
     tree = fingerprints.fingerprint_worktree(root, snap.config)
     refs = freshness.require_fresh_evidence(snap, folder, life, tree)
     assert life.plan_sha256 is not None  # noqa: S101  (_plan checked it)
     text = templates.review(
         binding={"plan_sha256": life.plan_sha256, "amendment_sha256": life.amendment_sha256, "tree": tree,
-                 "change": freshness.branch_change(root, snap.config, tree), "evidence": refs},
+                 "change": freshness.branch_change(GitFacts(root), snap.config, tree), "evidence": refs},
         identity=reviewer or templates.IDENTITY_PLACEHOLDER,
         scope=templates.SCOPE_PLACEHOLDER,
         findings=[],

@@ -16,6 +16,7 @@ from harness_gate.config import Config
 from harness_gate.errors import HarnessGateError, usage
 from harness_gate.findings import Finding, Severity
 from harness_gate.report import Report
+from harness_gate.state_facts import GitFacts
 
 
 def status(cwd: Path, plan_id: str | None) -> Report:
@@ -25,7 +26,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
     if not snap.active:
         return report_mod.inactive("status")
     found: list[Finding] = artifacts_tree.ignored_config(root)
-    chosen = governance.plan_or_none(snap, plan_id)
+    chosen = governance.plan_or_none(snap, plan_id, GitFacts(snap.root))
     if isinstance(chosen, HarnessGateError):
         line = f"plan:       none chosen: {chosen.message}"
         return Report("status", (), {"active": True, "plan": None}, lines=(line, f"next:       {chosen.hint}"))
@@ -60,7 +61,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         uncommitted=[path for _, path in records],
         untracked=untracked[0].code if untracked else None,
     )
-    reviews = freshness.review_states(root, snap.config, folder, life, tree) if policy is not None else []
+    reviews = freshness.review_states(GitFacts(root), snap.config, folder, life, tree) if policy is not None else []
     # A review to fill in comes first, whatever the review's freshness and CI say.
     filling = _unfilled_review(snap, folder) is not None
     if not filling:
@@ -153,7 +154,7 @@ def status_view(cwd: Path, plan_id: str | None, base: str | None) -> Report:
     snap = artifacts_tree.from_commit(root, head, cfg)
     if not snap.active:
         return report_mod.inactive("status")
-    chosen = governance.plan_or_none(snap, plan_id)
+    chosen = governance.plan_or_none(snap, plan_id, GitFacts(snap.root))
     if isinstance(chosen, HarnessGateError):
         return Report("status", (), {"active": True, "head": head, "plan": None, "plans": []},
                       lines=(f"plan: none chosen: {chosen.message}", f"next: {chosen.hint}"))  # fmt: skip

@@ -12,6 +12,7 @@ from harness_gate.errors import usage
 from harness_gate.findings import Finding
 from harness_gate.progress import Progress
 from harness_gate.report import Report, inactive
+from harness_gate.state_facts import GitFacts
 
 
 def fingerprint(cwd: Path, source: str) -> Report:
@@ -41,7 +42,7 @@ def verify(cwd: Path, plan_id: str | None, only: Sequence[str], progress: Progre
     snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return inactive("verify")
-    folder, life = governance.plan_for(snap, plan_id)
+    folder, life = governance.plan_for(snap, plan_id, GitFacts(snap.root))
     fingerprints.refuse_hidden(root)
     recording.check_log(root, folder, snap)
     commands = freshness.required_commands(life)
@@ -89,7 +90,7 @@ def record(cwd: Path, plan_id: str | None, command_id: str, argv: Sequence[str],
     snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return inactive("record")
-    folder, life = governance.plan_for(snap, plan_id)
+    folder, life = governance.plan_for(snap, plan_id, GitFacts(snap.root))
     if not evidence.ID_RE.match(command_id):
         raise usage(f"--id {command_id!r} must match [a-z0-9][a-z0-9._-]{{0,63}}")
     try:

@@ -86,6 +86,15 @@ class Files:
         self._listing: dict[str, str] | None = None  # path -> blob id (index, commit)
         self._data: dict[str, bytes | None] = {}
 
+    @classmethod
+    def of(cls, files: Mapping[str, bytes]) -> Files:
+        """A state's regular files given as bytes: no git and no work tree behind them (the
+        rules' own tests judge transitions built in memory)."""
+        made = cls(Path(), None)
+        made._listing = dict.fromkeys(files, "")
+        made._data = dict(files)
+        return made
+
     def _entries(self) -> dict[str, str]:
         if self._listing is None:
             if self.worktree:

@@ -8,11 +8,10 @@ tree would commit; `diff` says what changed; `provenance` says where commits com
 
 from __future__ import annotations
 
+from harness_gate.change import NO_MODE, Change
 from harness_gate.git.diff import (
     DIFF_FLAGS,
-    NO_MODE,
     ZERO_OIDS,
-    Change,
     changed_paths,
     changes_between,
     merge_dropped,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO
 
+from harness_gate.change import Change
 from harness_gate.errors import GitError
 from harness_gate.git.index import prefetch_verify_index, verify_index
 from harness_gate.git.objects import empty_tree
@@ -21,33 +22,6 @@ DIFF_FLAGS = (
 )  # fmt: skip
 
 ZERO_OIDS = frozenset({"0" * 40, "0" * 64})
-NO_MODE = "000000"  # the side of a change where the path does not exist
-
-
-class Change(NamedTuple):
-    """One changed path. For a merge's combined diff there is one old side per parent.
-
-    A named tuple, not a dataclass: a large change set makes tens of thousands of them,
-    and a tuple is built in a fraction of the time (docs/design.md)."""
-
-    path: bytes
-    old_modes: tuple[str, ...]
-    new_mode: str
-    old_oids: tuple[str, ...]
-    new_oid: str
-    status: str  # A, D, M, T (one letter per parent for merges)
-
-    @property
-    def display(self) -> str:
-        return self.path.decode("utf-8", "backslashreplace")
-
-    @property
-    def deleted(self) -> bool:
-        return self.new_mode == NO_MODE
-
-    @property
-    def added(self) -> bool:
-        return all(m == NO_MODE for m in self.old_modes)
 
 
 def parse_meta(meta: bytes, path: bytes) -> Change:

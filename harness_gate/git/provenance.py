@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness_gate.change import Change
 from harness_gate.errors import GitError, HarnessGateError
-from harness_gate.git.diff import DIFF_FLAGS, Change, parse_meta
+from harness_gate.git.diff import DIFF_FLAGS, parse_meta
 from harness_gate.git.objects import resolve
 from harness_gate.git.process import act, run, run_status, start, terminated
 from harness_gate.git.repo import git_path

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from harness_gate import boundary, evidence, gate, lifecycle
+from harness_gate import boundary, evidence, lifecycle, rules
 from tests.adversarial.util import (
     EVIDENCE_AT_PRE_PUSH,
     FOLDER,
@@ -235,8 +235,8 @@ def test_disk_full_while_appending_an_approval(repo: Repo) -> None:
 
 
 RULES = {
-    "always-blocked": (gate, "_always_blocked"),
-    "authority": (gate, "_authority"),
+    "always-blocked": (rules, "_always_blocked"),
+    "authority": (rules, "plan_authority"),
     "boundary-matcher": (boundary.Boundary, "matches"),
     "lifecycle-replay": (lifecycle, "replay"),
     "evidence-freshness": (evidence, "freshness"),

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from harness_gate import gate
+from harness_gate import rules
 from tests.adversarial.util import setup_gated, staged
 from tests.helpers import Repo
 
@@ -269,7 +269,7 @@ _PIECES = [
 def test_suspects_hold_every_protected_path_and_variant(names: list[str], source: str | None) -> None:
     """The bulk search misses nothing the per-path rules would find."""
     paths = [n.encode("utf-8", "surrogateescape") for n in names]
-    suspects = gate._suspects(paths, source, "harness")
+    suspects = rules.suspects(paths, source, "harness")
     for name, path in zip(names, paths, strict=True):
-        if gate.protected(name, source, "harness") or gate.case_variant(name, source, "harness"):
+        if rules.protected(name, source, "harness") or rules.case_variant(name, source, "harness"):
             assert path in suspects, name
