@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from harness_gate.plumbing import HARDENING, hardened_env, index_checksum_matches
@@ -52,7 +53,7 @@ ORDINARY_MODES = frozenset({"100644", "100755", "000000"})
 # Bytes an ordinary path never holds: controls, DEL and every non-ASCII byte (NUL, which
 # no path holds, joins them).
 UNCOMMON_BYTES = bytes([*range(1, 0x20), *range(0x7F, 0x100)])
-_LIMIT = 1 << 30  # git's answers: past this, the full check reads them
+_BLOCK = 1 << 18  # the staged diff is read a block at a time
 
 
 class Declined(Exception):
@@ -89,8 +90,7 @@ def _passes() -> bool:
     if len(parts) != 6 or parts[0] != MAGIC or parts[1] != here.key.encode() or check != digest(body):
         return False  # another form, another key, or not whole
     literal, dirs, words = (frozenset(p.split(b"\0")) - {b""} for p in parts[3:6])
-    diff = _staged_diff(here.index_file)
-    return diff is not None and ordinary_inside(diff, literal, dirs, words)
+    return _staged_inside(here.index_file, literal, dirs, words)
 
 
 class Here(NamedTuple):
@@ -160,11 +160,28 @@ def fingerprint() -> str:
 def ordinary_inside(diff: bytes, literal: frozenset[bytes], dirs: frozenset[bytes], words: frozenset[bytes]) -> bool:
     """Whether the raw staged diff (`diff-index --raw -z`, one parent) holds at least one
     change, and only ordinary ones inside the index: `literal` paths, or paths below `dirs`."""
-    if not diff or not diff.endswith(b"\0"):
-        return False
-    tokens = diff[:-1].split(b"\0")
-    if len(tokens) % 2:
-        return False
+    return scan([diff], literal, dirs, words)
+
+
+def scan(blocks: Iterable[bytes], literal: frozenset[bytes], dirs: frozenset[bytes], words: frozenset[bytes]) -> bool:
+    """`ordinary_inside` of the diff that `blocks` hold, cut anywhere: read a block at a time
+    (100k staged paths are 15 MB of diff, and their pieces several times that)."""
+    carry, seen = b"", False
+    for block in blocks:
+        tokens = (carry + block).split(b"\0") if carry else block.split(b"\0")
+        keep = 1 if len(tokens) % 2 else 2  # the last piece is cut short or empty; a path waits for its record
+        carry = b"\0".join(tokens[-keep:])
+        del tokens[-keep:]
+        if tokens:
+            if not _records_inside(tokens, literal, dirs, words):
+                return False
+            seen = True
+    return seen and not carry  # all of it read, to its final NUL
+
+
+def _records_inside(
+    tokens: list[bytes], literal: frozenset[bytes], dirs: frozenset[bytes], words: frozenset[bytes]
+) -> bool:
     metas, paths = tokens[0::2], tokens[1::2]
     # `:old new oid oid S`: 98 bytes with SHA-1 ids, 146 with SHA-256 ones.
     if not set(map(len, metas)) <= {98, 146} or not all(paths):
@@ -195,13 +212,14 @@ def _below(path: bytes, dirs: frozenset[bytes]) -> bool:
     return False
 
 
-def _staged_diff(index: str) -> bytes | None:
-    """The staged diff, once the index's checksum holds (git does not check it: a damaged
-    index makes it report other paths); git reads the index while it is hashed here."""
-    out = os.memfd_create("harness-gate-lean") if hasattr(os, "memfd_create") else None
-    if out is None:  # no in-memory file (macOS): git's answer first, then the checksum
-        diff = _git(DIFF)
-        return diff if _index_intact(index) else None
+def _staged_inside(index: str, literal: frozenset[bytes], dirs: frozenset[bytes], words: frozenset[bytes]) -> bool:
+    """`scan` of the staged diff, once the index's checksum holds (git does not check it: a
+    damaged index makes it report other paths). git reads the index while it is hashed here,
+    its answer going to a file in memory; without one (macOS), to a pipe read as it comes."""
+    if not hasattr(os, "memfd_create"):
+        inside = scan(_git_blocks(DIFF), literal, dirs, words)
+        return inside and _index_intact(index)
+    out = os.memfd_create("harness-gate-lean")
     try:
         pid = _spawn(DIFF, out)
         try:
@@ -209,11 +227,10 @@ def _staged_diff(index: str) -> bytes | None:
         finally:
             code = _wait(pid)
         if code != 0 or not intact:
-            return None
+            return False
         size = os.fstat(out).st_size
-        if size > _LIMIT:
-            return None
-        return os.pread(out, size, 0)
+        blocks = (os.pread(out, _BLOCK, at) for at in range(0, size, _BLOCK))
+        return scan(blocks, literal, dirs, words)
     finally:
         os.close(out)
 
@@ -227,26 +244,25 @@ def _index_intact(index: str) -> bool:
 
 
 def _git(args: tuple[str, ...]) -> bytes:
-    """`git ARGS`'s output; Declined on any failure."""
+    """`git ARGS`'s output (a few lines); Declined on any failure."""
+    return b"".join(_git_blocks(args))
+
+
+def _git_blocks(args: tuple[str, ...]) -> Iterator[bytes]:
+    """`git ARGS`'s output as it comes; Declined, once read to its end, on any failure."""
     read, write = os.pipe()
     try:
         pid = _spawn(args, write)
     finally:
         os.close(write)
-    chunks = []
     try:
-        size = 0
-        while chunk := os.read(read, 1 << 16):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > _LIMIT:
-                break
+        while chunk := os.read(read, _BLOCK):
+            yield chunk
     finally:
         os.close(read)
         code = _wait(pid)
-    if code != 0 or size > _LIMIT:
+    if code != 0:
         raise Declined
-    return b"".join(chunks)
 
 
 def _spawn(args: tuple[str, ...], out: int) -> int:

@@ -234,14 +234,23 @@ def _raw(paths: list[bytes], modes: tuple[str, str] = ("100644", "100644")) -> b
 
 @pytest.mark.slow
 @settings(max_examples=400, deadline=None)
-@given(patterns=st.lists(_pattern, min_size=1, max_size=6), paths=st.lists(_path, min_size=1, max_size=6))
-def test_the_prefix_index_allows_only_what_the_boundary_allows(patterns: list[str], paths: list[bytes]) -> None:
+@given(
+    patterns=st.lists(_pattern, min_size=1, max_size=6),
+    paths=st.lists(_path, min_size=1, max_size=6),
+    block=st.integers(min_value=1, max_value=120),
+)
+def test_the_prefix_index_allows_only_what_the_boundary_allows(
+    patterns: list[str], paths: list[bytes], block: int
+) -> None:
     """Both ways: what the scan passes, every path of it the boundary allows and none is
-    uncommon; what the index names and is ordinary, the scan passes."""
+    uncommon; what the index names and is ordinary, the scan passes. Read in blocks cut
+    anywhere, the scan says the same."""
     compiled = boundary.Boundary.compile(patterns)
     literal, dirs = boundary.prefix_index(compiled)
     words = frozenset({b".hidden"})
-    inside = lean.ordinary_inside(_raw(paths), literal, dirs, words)
+    raw = _raw(paths)
+    inside = lean.ordinary_inside(raw, literal, dirs, words)
+    assert lean.scan([raw[i : i + block] for i in range(0, len(raw), block)], literal, dirs, words) == inside
     if inside:
         assert all(compiled.matches(p) for p in paths)
         assert all(all(0x20 <= b < 0x7F for b in p) and b".hidden" not in p.lower() for p in paths)
