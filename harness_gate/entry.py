@@ -16,11 +16,13 @@ import os
 import stat
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
 
 from harness_gate.runs import OUTPUT_FORMATS, STAGES, check, run
 
+TYPE_CHECKING = False  # typing itself is not imported: a few milliseconds of every hook
 if TYPE_CHECKING:
+    from typing import NoReturn
+
     from harness_gate.report import Report
 
 # `check`'s options (cli.py declares the same for click): option -> (parameter, choices).

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
-from typing import NamedTuple
 
-from harness_gate.plumbing import HARDENING, hardened_env, index_checksum_matches
+from harness_gate.plumbing import HARDENING, hardened_env, index_checksum_matches, new_hash
+
+TYPE_CHECKING = False  # typing itself is not imported: a few milliseconds of this path
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
 
 RECORD = "lean-staged"  # the record's file name in the cache folder
 MAGIC = b"harness-gate lean record 1"
@@ -93,11 +95,16 @@ def _passes() -> bool:
     return _staged_inside(here.index_file, literal, dirs, words)
 
 
-class Here(NamedTuple):
-    key: str
-    head: str
-    cache: str  # harness-gate's cache folder in the git directory
-    index_file: str  # the index git reads (GIT_INDEX_FILE, when set)
+class Here:
+    """Where the lean path stands: the record's key, HEAD, the cache folder, the index."""
+
+    __slots__ = ("cache", "head", "index_file", "key")
+
+    def __init__(self, key: str, head: str, cache: str, index_file: str) -> None:
+        self.key = key
+        self.head = head
+        self.cache = cache  # harness-gate's cache folder in the git directory
+        self.index_file = index_file  # the index git reads (GIT_INDEX_FILE, when set)
 
 
 def locate() -> Here | None:
@@ -118,42 +125,51 @@ def locate() -> Here | None:
 
 def key(*, top: str, git_dir: str, common: str, head: str, branch: str, config: bytes) -> str:
     """The record's key (the module's docstring says what it holds and why)."""
-    import hashlib  # noqa: PLC0415
-
-    digest = hashlib.sha256(MAGIC + b"\0" + fingerprint().encode() + b"\0")
+    digest = new_hash("sha256")
+    digest.update(MAGIC + b"\0" + fingerprint().encode() + b"\0")
     for part in (top, git_dir, common, head, branch, *(f"{n}={os.environ.get(n, '')}" for n in KEY_ENV)):
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
-    digest.update(hashlib.sha256(config).digest())
-    return digest.hexdigest()
+    config_digest = new_hash("sha256")
+    config_digest.update(config)
+    digest.update(config_digest.digest())
+    return str(digest.hexdigest())
 
 
 def digest(body: bytes) -> bytes:
     """The record's last line: its body's sha256, so that a record cut short is no record."""
-    import hashlib  # noqa: PLC0415
-
-    return hashlib.sha256(body).hexdigest().encode()
+    digest = new_hash("sha256")
+    digest.update(body)
+    return str(digest.hexdigest()).encode()
 
 
 _FINGERPRINT: list[str] = []
 
 
 def fingerprint() -> str:
-    """sha256 over harness-gate's own source and schemas (names and bytes): other rules,
-    another record."""
+    """harness-gate's own source and schemas, by each file's name and status: device, inode,
+    size, and the modification and change times to the nanosecond. A file's bytes cannot
+    change without its change time moving (no call sets it; `cp -p`, a reinstall or a
+    reproducible build that keeps the modification time still makes a new one), so a stat
+    that is the same is the same bytes, and reading ~100 files would cost as much as the
+    rest of this path."""
     if _FINGERPRINT:
         return _FINGERPRINT[0]
-    import hashlib  # noqa: PLC0415
-
     package = os.path.dirname(os.path.abspath(__file__))
-    found = []
-    for folder, subdirs, files in os.walk(package):
-        subdirs[:] = [d for d in subdirs if d != "__pycache__"]
-        found += [os.path.join(folder, f) for f in files if f.endswith((".py", ".json"))]
-    digest = hashlib.sha256()
-    for path in sorted(found):
-        with open(path, "rb") as fh:
-            digest.update(os.path.relpath(path, package).encode() + b"\0" + fh.read() + b"\0")
-    _FINGERPRINT.append(digest.hexdigest())
+    digest = new_hash("sha256")
+    stack = [package]
+    while stack:
+        folder = stack.pop()
+        with os.scandir(folder) as entries:
+            found = sorted(entries, key=lambda e: e.name)
+        for entry in found:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    stack.append(entry.path)
+            elif entry.name.endswith((".py", ".json")):
+                st = entry.stat()
+                stat = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+                digest.update(f"{os.path.relpath(entry.path, package)}\0{stat}\0".encode("utf-8", "surrogateescape"))
+    _FINGERPRINT.append(str(digest.hexdigest()))
     return _FINGERPRINT[0]
 
 

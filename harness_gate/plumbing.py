@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False  # typing itself is not imported: a few milliseconds of the lean path
+if TYPE_CHECKING:
+    from typing import Any
+
 # Settings that would make git answer differently from the plain object model.
 HARDENING = (
     "--no-replace-objects",
@@ -59,12 +63,33 @@ def hardened_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 INDEX_BLOCK = 1 << 20
 
 
+def new_hash(name: str) -> Any:
+    """A `hashlib` object of `sha1` or `sha256` from the interpreter's own modules: hashlib's
+    import loads OpenSSL, several milliseconds of the lean path's start. Any other
+    interpreter (or a build without them) gets hashlib's."""
+    try:
+        if name == "sha1":
+            import _sha1  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
+
+            return _sha1.sha1()
+        try:
+            import _sha2  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415  (3.12 on)
+
+            return _sha2.sha256()
+        except ImportError:
+            import _sha256  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
+
+            return _sha256.sha256()
+    except ImportError:
+        import hashlib  # noqa: PLC0415
+
+        return hashlib.new(name)
+
+
 def index_checksum_matches(fd: int, size: int, block: int = INDEX_BLOCK) -> bool:
     """Whether the open index (`fd`, `size` bytes) starts with its signature and ends with
     the checksum of the rest, SHA-1 or SHA-256 (or with zeros, `index.skipHash`). It is
     read a block at a time, once per hash tried: SHA-256 only when SHA-1 does not match."""
-    import hashlib  # noqa: PLC0415  (only once the index is there to check)
-
     if size < 4 or os.pread(fd, 4, 0) != b"DIRC":
         return False
     for algo, width in (("sha1", 20), ("sha256", 32)):
@@ -75,13 +100,13 @@ def index_checksum_matches(fd: int, size: int, block: int = INDEX_BLOCK) -> bool
             return False  # shorter than it was a moment ago: not the index that was stated
         if trailer == bytes(width):
             return True
-        digest = hashlib.new(algo)
+        digest = new_hash(algo)
         done, left = 0, size - width
         while left > 0:
             data = os.pread(fd, min(left, block), done)
             if not data:
                 return False  # truncated while being read
-            digest.update(data)  # hashlib releases the interpreter lock for large blocks
+            digest.update(data)  # both kinds release the interpreter lock for large blocks
             done += len(data)
             left -= len(data)
         if digest.digest() == trailer:

@@ -10,9 +10,12 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn
+
+TYPE_CHECKING = False  # typing itself is not imported: a few milliseconds of every hook
 
 if TYPE_CHECKING:
+    from typing import NoReturn
+
     from harness_gate.report import Report
 
 # The output formats of `check` (`--format`): how a report is written, not a harness format.
