@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_gate import approvers, artifacts_tree, git, lifecycle, plans, trust
+from harness_gate import approvers, artifacts_root, artifacts_tree, git, lifecycle, plans, trust
 from harness_gate.errors import HarnessGateError
 
 
@@ -29,7 +29,7 @@ def counted(root: Path, snap: artifacts_tree.ArtifactsTree, plan_id: str) -> Cou
         base = None  # no base branch here: HEAD's records are counted by name
     cfg = artifacts_tree.read_config(root, base) if base is not None else snap.config
     with trust.head_state(root, cfg, base) as head:
-        if head is None or f"{snap.artifacts_dir}/plans/{plan_id}/plan.md" not in head.files:
+        if head is None or artifacts_root.plan_file(snap.artifacts_dir, plan_id) not in head.files:
             folder = plans.load(snap, plan_id)  # nothing committed yet: the work tree, by name
             return Counted(tuple(approvers.view(snap, folder, lifecycle.replay(folder))), ())
         folder = plans.load(head, plan_id)

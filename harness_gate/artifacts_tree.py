@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_gate import cache, fsutil, git
+from harness_gate import artifacts_root, cache, fsutil, git
 from harness_gate import config as config_mod
 from harness_gate.errors import ConfigError, GitError
 from harness_gate.findings import Finding, Severity, finding
@@ -71,7 +71,7 @@ class Blobs(Mapping[str, bytes]):
     def __init__(self, root: Path, cfg: config_mod.Config, listed: Sequence[git.Blob]) -> None:
         self._root = root
         self._cfg = cfg
-        self._prefix = f"{cfg.artifacts_dir}/plans/"
+        self._prefix = artifacts_root.plans_prefix(cfg.artifacts_dir)
         self._oids = {b.path: b.oid for b in listed if b.mode.startswith("100")}
         self._data: dict[str, bytes] = {}
         self._over: set[str] = set()
@@ -182,7 +182,7 @@ class ArtifactsTree:
 
 def plans_in(paths: Iterable[str], artifacts_dir: str) -> set[str]:
     """The ids of the plan folders that hold a `plan.md`, among repository paths."""
-    prefix = f"{artifacts_dir}/plans/"
+    prefix = artifacts_root.plans_prefix(artifacts_dir)
     found = set()
     for path in paths:
         if path.startswith(prefix) and path.endswith("/plan.md"):
@@ -340,7 +340,7 @@ def prefetch_index(root: Path, config: config_mod.Config) -> None:
 
 
 def _listed(config: config_mod.Config) -> str:
-    return config.artifacts_dir + "/"
+    return artifacts_root.prefix(config.artifacts_dir)
 
 
 def from_commit(root: Path, rev: str, config: config_mod.Config | None = None) -> ArtifactsTree:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness_gate import git
+from harness_gate import artifacts_root, git
 from harness_gate.config import Config
 
 # The per-branch local selection: `git config branch.<name>.harnessGatePlan ID`.
@@ -93,7 +93,7 @@ def locally(
     # what lies behind them is not here to walk.
     cut = sorted(git.shallow_commits(root))
     listing = git.commits(
-        root, parents, cut, not_refs=git.base_refs(cfg.base_branch), paths=[cfg.artifacts_dir + "/"],
+        root, parents, cut, not_refs=git.base_refs(cfg.base_branch), paths=[artifacts_root.prefix(cfg.artifacts_dir)],
         limit=git.BRANCH_COMMITS_LIMIT,
     )  # fmt: skip
     if not listing and added is not None and len(parents) == 1:

@@ -17,11 +17,11 @@ def plan_ids(cwd: Path, incomplete: str = "") -> list[str]:
     """The ids of the plans in the index (the configured artifacts root) that start with
     `incomplete`, sorted; empty on any failure."""
     try:
-        from harness_gate import artifacts_tree, git  # noqa: PLC0415  (only when Tab is pressed)
+        from harness_gate import artifacts_root, artifacts_tree, git  # noqa: PLC0415  (only when Tab is pressed)
 
         root = git.locate(cwd).toplevel
         config = artifacts_tree.read_config(root, None)
-        prefix = f"{config.artifacts_dir}/plans/"
+        prefix = artifacts_root.plans_prefix(config.artifacts_dir)
         listed = artifacts_tree.plans_in((blob.path for blob in git.index_entries(root, prefix)), config.artifacts_dir)
     except Exception:  # completion fails quietly: no candidates rather than noise in the prompt
         return []

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from harness_gate import artifacts_tree, evidence, fingerprints, lifecycle, plans, runner
+from harness_gate import artifacts_root, artifacts_tree, evidence, fingerprints, lifecycle, plans, runner
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.config import Config
 from harness_gate.errors import Refused
@@ -32,7 +32,7 @@ EVIDENCE_CODES = frozenset(
 )
 STALE_REVIEW, FAILED_REVIEW, OPEN_PLAN = "HG413", "HG414", "HG415"
 # A cancelled plan whose code is still on the branch: nothing reviewed it, and the way out
-# is to land the plan's folder alone (ranges.requirements).
+# is to land the plan's folder alone (head_requirements.requirements).
 CANCELLED_CODE = "HG419"
 LIFECYCLE_CODES = EVIDENCE_CODES | {STALE_REVIEW, FAILED_REVIEW, OPEN_PLAN}
 PASSING = ("PASS", "PASS_WITH_NOTES")
@@ -50,7 +50,7 @@ def state_freshness(
     """Freshness of every required command for the state whose fingerprint is `tree`."""
     if life.policy is None or life.plan_sha256 is None:
         return [], []
-    rel = f"{folder.path}/evidence.jsonl"
+    rel = artifacts_root.evidence_log(folder.path)
     commands = required_commands(life)
     ids = [c["id"] for c in commands]
     if rel in snap.logs:
@@ -76,7 +76,7 @@ def freshness_findings(
     """Why each required command's evidence is not fresh for `tree`. `accept` (a landed
     range): a PASS for another tree it accepts is a warning, not a block."""
     fresh, problems = state_freshness(snap, folder, life, tree)
-    rel = f"{folder.path}/evidence.jsonl"
+    rel = artifacts_root.evidence_log(folder.path)
     out = list(problems)
     for f in fresh:
         if f.fresh:
@@ -111,7 +111,7 @@ def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.
     results instead of the recorded ones (nothing is appended)."""
     # Untracked outputs already there (an earlier step's) are inputs: no command wrote them.
     here = fingerprints.fingerprint_worktree(root, cfg, fingerprints.Inputs.now(root, cfg).unwritten())
-    rel = f"{folder.path}/evidence.jsonl"
+    rel = artifacts_root.evidence_log(folder.path)
     if here != tree:
         return [finding("HG302", rel, f"--reverify needs the head checked out: the work tree is {here[:12]}, "
                         f"the head is {tree[:12]}")]  # fmt: skip
@@ -145,7 +145,7 @@ def require_fresh_evidence(
     if problems or stale:
         why = problems[0].message if problems else ", ".join(f"`{f.command_id}`: {f.reason}" for f in stale)
         raise Refused(
-            "HG301", f"{folder.path}/evidence.jsonl", f"evidence is not fresh for this tree ({why})",
+            "HG301", artifacts_root.evidence_log(folder.path), f"evidence is not fresh for this tree ({why})",
             "Run `harness-gate verify` first.",
         )  # fmt: skip
     return [{"command_id": f.command_id, "record_sha256": f.record.sha256} for f in fresh if f.record is not None]
@@ -220,7 +220,7 @@ def review_requirement(
             # A cancelled plan needs no review of its own, but the code it authorised
             # does: another plan's review of the whole branch covers it, or nothing does.
             why = "was cancelled after authorising code, and no review covers it" if cancelled else "has no review"
-            stale.append(finding("HG413", f"{folder.path}/plan.md", f"plan `{folder.plan_id}` {why}"))
+            stale.append(finding("HG413", artifacts_root.plan_md(folder.path), f"plan `{folder.plan_id}` {why}"))
             continue
         name, art = latest
         path = f"{folder.path}/{name}"
@@ -344,7 +344,7 @@ def completing_review(folder: plans.PlanFolder, life: lifecycle.Lifecycle) -> tu
     latest = latest_review(folder)
     if life.state is not lifecycle.PlanState.REVIEWING or latest is None:
         raise Refused(
-            "HG405", f"{folder.path}/plan.md",
+            "HG405", artifacts_root.plan_md(folder.path),
             f"plan `{folder.plan_id}` is {life.state.value}: completion needs a PASS or PASS_WITH_NOTES review",
             "Ask for a review first: `harness-gate review new`, and have the reviewer fill it in.",
         )  # fmt: skip

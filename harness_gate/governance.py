@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness_gate import lifecycle, plans
+from harness_gate import artifacts_root, lifecycle, plans
 from harness_gate.artifacts_tree import ArtifactsTree, plans_in
 from harness_gate.branches import Origins
 from harness_gate.errors import HarnessGateError, Refused, usage
@@ -60,7 +60,7 @@ def _folders(snap: ArtifactsTree) -> tuple[frozenset[str], frozenset[str]]:
     """The plans of a state and those holding a Completion, from one pass over its paths."""
     found: tuple[frozenset[str], frozenset[str]] | None = snap.memo.get("governance.folders")
     if found is None:
-        prefix = f"{snap.artifacts_dir}/plans/"
+        prefix = artifacts_root.plans_prefix(snap.artifacts_dir)
         ended = set()
         for path in snap.files:
             if path.startswith(prefix):
@@ -99,7 +99,7 @@ def narrow(found: Candidates, selected: str | None) -> Candidates:
 def no_candidate(snap: ArtifactsTree, origins: Origins) -> tuple[str, str, str]:
     """(rule code, path, reason) for a state where no plan governs."""
     here = present(snap)
-    plans_dir = f"{snap.artifacts_dir}/plans"
+    plans_dir = artifacts_root.plans_dir(snap.artifacts_dir)
     own = sorted(origins.own & here)
     foreign = sorted(origins.foreign & here)
     if foreign and not own:
@@ -110,7 +110,11 @@ def no_candidate(snap: ArtifactsTree, origins: Origins) -> tuple[str, str, str]:
         last = ended[-1]
         life = lifecycle.replay(plans.load(snap, last))
         state = life.state.value if life.state in lifecycle.ENDED else "ended by a Completion"
-        return "HG209", f"{plans_dir}/{last}/plan.md", f"plan `{last}` is {state}: it grants no write authority"
+        return (
+            "HG209",
+            artifacts_root.plan_file(snap.artifacts_dir, last),
+            f"plan `{last}` is {state}: it grants no write authority",
+        )
     if here:
         return "HG201", plans_dir, f"no plan is open ({len(here)} plans here, each ended by a Completion)"
     return "HG201", plans_dir, NO_PLAN_YET
@@ -144,7 +148,7 @@ def for_command(
         )
     raise Refused(
         "HG201",
-        f"{snap.artifacts_dir}/plans",
+        artifacts_root.plans_dir(snap.artifacts_dir),
         "no plan of this branch is open" if here else NO_PLAN_YET,
         "Start one: `harness-gate plan new ID --objective ... --boundary ... --verify ID=COMMAND`.",
     )
@@ -195,5 +199,5 @@ def plan_for(
     if folder.plan is None or life.policy is None or life.plan_sha256 is None:
         problems = [*folder.findings, *life.findings]
         what = problems[0].message if problems else "it does not parse"
-        raise Refused("HG201", f"{folder.path}/plan.md", f"plan `{plan_id}` cannot be used: {what}")
+        raise Refused("HG201", artifacts_root.plan_md(folder.path), f"plan `{plan_id}` cannot be used: {what}")
     return folder, life

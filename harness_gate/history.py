@@ -20,7 +20,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from harness_gate import artifacts_tree, git
+from harness_gate import artifacts_root, artifacts_tree, git
 from harness_gate import config as config_mod
 from harness_gate.artifacts_tree import plans_in
 from harness_gate.errors import GitError
@@ -53,7 +53,7 @@ class History:
     ) -> None:
         self.root = root
         self.cfg = cfg
-        self._prefix = cfg.artifacts_dir + "/"
+        self._prefix = artifacts_root.prefix(cfg.artifacts_dir)
         self._raw_prefix = os.fsencode(self._prefix)
         self._trees: dict[str, _Tree] = {}
         self._blobs: set[str] = set()  # every oid a state holds at a regular file's path

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness_gate import approvals as approvals_mod
-from harness_gate import boundary
+from harness_gate import artifacts_root, boundary
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.artifacts.kinds import AMENDMENT, BY_SLUG, COMPLETION, PAUSE, REPAIR, REPAIR_PLAN, RESUME, REVIEW
 from harness_gate.artifacts_tree import ArtifactsTree
@@ -462,7 +462,7 @@ def folder_findings(snap: ArtifactsTree, plan_id: str) -> list[Finding]:
 
     folder = plans.load(snap, plan_id)
     life = replay(folder)
-    log = f"{folder.path}/evidence.jsonl"
+    log = artifacts_root.evidence_log(folder.path)
     problems = evidence.validate(log, snap.files[log]) if log in snap.files else []
     if log in snap.logs:
         problems = evidence.validate_file(log, snap.logs[log])
@@ -514,7 +514,7 @@ def require_open(folder: PlanFolder, life: Lifecycle, *, rereview: bool = False)
     if life.state in ended:
         raise Refused(
             "HG411",
-            f"{folder.path}/plan.md",
+            artifacts_root.plan_md(folder.path),
             f"plan `{folder.plan_id}` is already {life.state.value}: start a new plan instead",
         )
 
@@ -525,7 +525,7 @@ def require_no_pending_amendment(folder: PlanFolder, life: Lifecycle) -> None:
     if life.state is PlanState.AWAITING_AMENDMENT:
         raise Refused(
             "HG407",
-            f"{folder.path}/plan.md",
+            artifacts_root.plan_md(folder.path),
             "an amendment is waiting for its approval",
             "Approve it first: harness-gate approve",
         )
@@ -535,7 +535,7 @@ def require_paused(folder: PlanFolder, life: Lifecycle, *, reported: bool) -> No
     """Refuse (HG401) a Pause Report (`reported` False) or a Repair Resume (`reported`
     True) the lifecycle would reject: the plan is not paused, or its Pause Report is
     written already or not yet."""
-    rel = f"{folder.path}/plan.md"
+    rel = artifacts_root.plan_md(folder.path)
     if life.state not in PAUSED:
         raise Refused(
             "HG401", rel, f"plan `{folder.plan_id}` is {life.state.value}, not paused", f"Next: {life.next_step}."

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_gate import approvals as approvals_mod
-from harness_gate import boundary, cache
+from harness_gate import artifacts_root, cache
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.artifacts.kinds import BY_SLUG, KINDS, PLAN, Content, KindSpec
 from harness_gate.artifacts_tree import ArtifactsTree, cap_for, read_capped
@@ -24,7 +24,7 @@ NUMBERED = re.compile(r"([0-9]{3})-([a-z][a-z-]*)\.md\Z")
 # are off would be trusted the day they are switched on.
 # Empty placeholders that keep the folders in git; nothing else unknown lives there.
 KEEP_FILES = frozenset({".gitkeep", "plans/.gitkeep"})
-ROOT_FILES = frozenset({boundary.SIGNERS, *KEEP_FILES})
+ROOT_FILES = frozenset({artifacts_root.SIGNERS, *KEEP_FILES})
 PLAN_FILES = frozenset({"plan.md", "approvals.jsonl", "evidence.jsonl"})
 
 
@@ -110,7 +110,7 @@ def _own(
 
 
 def plan_ids(snap: ArtifactsTree) -> list[str]:
-    prefix = f"{snap.artifacts_dir}/plans/"
+    prefix = artifacts_root.plans_prefix(snap.artifacts_dir)
     ids = {p[len(prefix) :].split("/", 1)[0] for p in snap.files if p.startswith(prefix) and "/" in p[len(prefix) :]}
     return sorted(ids)
 
@@ -118,7 +118,7 @@ def plan_ids(snap: ArtifactsTree) -> list[str]:
 def root_findings(snap: ArtifactsTree) -> list[Finding]:
     """Files under the artifacts root that no rule knows."""
     out = list(snap.problems)
-    prefix = snap.artifacts_dir + "/"
+    prefix = artifacts_root.prefix(snap.artifacts_dir)
     for path in sorted(snap.files):
         rel = path[len(prefix) :]
         if rel in KEEP_FILES and snap.files.get(path):
@@ -158,10 +158,10 @@ def load(snap: ArtifactsTree, plan_id: str) -> PlanFolder:
 
 
 def _load(snap: ArtifactsTree, plan_id: str) -> PlanFolder:
-    folder = f"{snap.artifacts_dir}/plans/{plan_id}"
+    folder = artifacts_root.plan_folder(snap.artifacts_dir, plan_id)
     found: list[Finding] = []
     max_bytes = snap.config.max_artifact_bytes
-    plan_path = f"{folder}/plan.md"
+    plan_path = artifacts_root.plan_md(folder)
     plan: Artifact | None = None
     if plan_path not in snap.files:
         found.append(finding("HG201", plan_path, f"plan `{plan_id}` has no plan.md"))
@@ -171,7 +171,7 @@ def _load(snap: ArtifactsTree, plan_id: str) -> PlanFolder:
         if plan is not None and plan.kind is not PLAN:
             found.append(finding("HG515", plan_path, f"plan.md holds a `# {plan.kind.title}`", line=1))
             plan = None
-    approvals_path = f"{folder}/approvals.jsonl"
+    approvals_path = artifacts_root.approvals_log(folder)
     records: list[approvals_mod.Approval] = []
     if approvals_path in snap.files:
         records, problems = _approvals_cached(approvals_path, snap.files[approvals_path])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_gate import artifacts_tree, evidence, fingerprints, fsutil, git, plans, runner
+from harness_gate import artifacts_root, artifacts_tree, evidence, fingerprints, fsutil, git, plans, runner
 from harness_gate.config import Config
 from harness_gate.errors import Refused
 from harness_gate.findings import Finding, finding
@@ -65,17 +65,19 @@ def run_and_record(
 
 def failed(folder: plans.PlanFolder, command_id: str, status: str, detail: str) -> Finding:
     """The command's own failure (HG305) or timeout (HG306), also when it changed the tree."""
-    return finding(evidence.failure_code(status), f"{folder.path}/evidence.jsonl", f"`{command_id}`: {detail}")
+    return finding(evidence.failure_code(status), artifacts_root.evidence_log(folder.path), f"`{command_id}`: {detail}")
 
 
 def changed_tree(folder: plans.PlanFolder, command_id: str, changed: str) -> Finding:
-    return finding("HG309", f"{folder.path}/evidence.jsonl", f"`{command_id}` changed the work tree: {changed}")
+    return finding(
+        "HG309", artifacts_root.evidence_log(folder.path), f"`{command_id}` changed the work tree: {changed}"
+    )
 
 
 def check_log(root: Path, folder: plans.PlanFolder, snap: artifacts_tree.ArtifactsTree) -> None:
     """Never append to a log whose end is broken. Older lines were validated when they
     were committed (and `lint` reads them all); checking the end keeps `verify` cheap."""
-    rel = f"{folder.path}/evidence.jsonl"
+    rel = artifacts_root.evidence_log(folder.path)
     path = snap.logs.get(rel)
     if path is None or path.stat().st_size == 0:
         return

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness_gate import boundary, git
+from harness_gate import artifacts_root, git
 from harness_gate.approvals import Approval
 from harness_gate.config import Config
 from harness_gate.errors import HarnessGateError
@@ -83,7 +83,7 @@ class Anchors:
     def _signers_file(self) -> Path | None:
         if not self._signers_read:
             self._signers_read = True
-            data = self.trusted_file(f"{self.config.artifacts_dir}/{boundary.SIGNERS}")
+            data = self.trusted_file(artifacts_root.signers_file(self.config.artifacts_dir))
             if data is not None:
                 try:
                     import tempfile  # noqa: PLC0415  (only with signed approvals)
@@ -108,7 +108,7 @@ class Anchors:
         if self.base is None:
             return "there is no trusted base commit to read allowed_signers from (a first push?)"
         if self._signers_file() is None:
-            return f"the base commit {self.base[:12]} has no {self.config.artifacts_dir}/{boundary.SIGNERS}"
+            return f"the base commit {self.base[:12]} has no {artifacts_root.signers_file(self.config.artifacts_dir)}"
         return None
 
     def signature(self, oids: Sequence[str]) -> dict[str, git.Signature]:

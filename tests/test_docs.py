@@ -32,7 +32,7 @@ rules' `helpUri` link to it. The report formats themselves: [report.md](report.m
 
 
 def render_rules() -> str:
-    """docs/rules.md as the catalogue in harness_gate/findings.py says it must read."""
+    """docs/rules.md as the catalogue in harness_gate/catalogue/ says it must read."""
     out = [RULES_HEADER]
     family = ""
     for code, rule in RULES.items():

@@ -5,6 +5,7 @@ never depend on a command. Read from the package's source with `ast`."""
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import os
 import re
@@ -209,16 +210,16 @@ def test_the_action_is_failed_closed_by_the_one_wrapper(monkeypatch: pytest.Monk
 
 
 def test_one_owner_for_the_signers_file_and_the_failed_run_codes() -> None:
-    """`allowed_signers` is named once (boundary.SIGNERS), and a run that did not pass is
-    HG305 or HG306 by one mapping (evidence.failure_code)."""
+    """`allowed_signers` is named once (artifacts_root.SIGNERS), and a run that did not pass
+    is HG305 or HG306 by one mapping (evidence.failure_code)."""
     spelled: dict[str, list[str]] = {"allowed_signers": [], "HG306": []}
     for p in PACKAGE.rglob("*.py"):
         text = p.read_text("utf-8")
         for word, where in spelled.items():
             if f'"{word}"' in text:
                 where.append(p.relative_to(PACKAGE).as_posix())
-    assert spelled["allowed_signers"] == ["boundary.py"]
-    assert sorted(spelled["HG306"]) == ["evidence.py", "findings.py", "freshness.py"]  # the rule, the map, a set
+    assert spelled["allowed_signers"] == ["artifacts_root.py"]
+    assert sorted(spelled["HG306"]) == ["catalogue/hg3_evidence.py", "evidence.py", "freshness.py"]  # rule, map, set
     assert not [n for n in ast.walk(ast.parse((PACKAGE / "plans.py").read_text())) if getattr(n, "id", "") == "SIGNERS"]
 
 
@@ -264,3 +265,49 @@ def test_each_rule_code_is_raised_in_one_rules_module() -> None:
     raised = rule_codes_raised()
     assert {"HG101", "HG104", "HG210", "HG516"} <= set(raised)  # the scan finds them
     assert {code: sorted(where) for code, where in raised.items() if len(where) > 1} == {}
+
+
+# The artifacts root's layout as an f-string spells it: a path below `artifacts_dir` ("/plans",
+# "/allowed_signers"), or a file of a plan folder ("/plan.md", "/evidence.jsonl").
+_LAYOUT = re.compile(r"^/(?:plans\b|allowed_signers\b|plan\.md$|evidence\.jsonl$|approvals\.jsonl$)")
+
+
+def _spelled_layout(path: Path) -> list[int]:
+    """The lines of `path` where an f-string spells the layout: a formatted value followed
+    by one of its names, or an artifacts root followed by `/`."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+        if not isinstance(node, ast.JoinedStr):
+            continue
+        for value, after in itertools.pairwise(node.values):
+            if not (isinstance(value, ast.FormattedValue) and isinstance(after, ast.Constant)):
+                continue
+            text = str(after.value)
+            below = text.startswith("/") and not text.startswith("/`")  # "`{root}/`" names the root itself
+            root = ast.unparse(value.value).endswith("artifacts_dir") and below
+            if root or _LAYOUT.match(text):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_the_artifacts_root_layout_is_spelled_in_one_module() -> None:
+    """Where plan folders, their logs and the signers file lie below the artifacts root is
+    said by artifacts_root.py; every other module asks it."""
+    offenders = {
+        p.relative_to(PACKAGE).as_posix(): _spelled_layout(p)
+        for p in PACKAGE.rglob("*.py")
+        if p.name != "artifacts_root.py"
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+    assert _spelled_layout(PACKAGE / "artifacts_root.py"), "the check finds a spelled-out path"
+
+
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_is_over_600_lines() -> None:
+    """Small modules with one job each (CONTRIBUTING.md, "Style"): a module past 600 lines
+    holds more than one, and is split by job."""
+    sizes = {p.relative_to(PACKAGE).as_posix(): len(p.read_text("utf-8").splitlines()) for p in PACKAGE.rglob("*.py")}
+    assert len(sizes) > 60, "the modules were found"
+    assert {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES} == {}

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness_gate import artifacts_root
 from harness_gate.agent import paths as where
 from harness_gate.agent.decisions import Decision, deny_reason, refusal
 from harness_gate.agent.runtimes import SESSION
@@ -126,7 +127,7 @@ def judge_paths(
             if nested is not None:
                 out.append(refusal(rel, f"inside `{nested}`, a repository of its own nested in this one", "HG104"))
                 continue
-            if rel == cfg.artifacts_dir or rel.startswith(cfg.artifacts_dir + "/"):
+            if artifacts_root.inside(cfg.artifacts_dir, rel):
                 out.append(
                     refusal(
                         rel,
@@ -250,7 +251,16 @@ def stale_evidence(root: Path, plan_id: str | None = None, untracked: Sequence[s
     that is not fresh for the work tree (as `harness-gate status` reports it), when the
     configuration asks for evidence. `untracked`: the untracked files the work tree's
     listing found, when it found nothing `add -A` would stage otherwise."""
-    from harness_gate import artifacts_tree, evidence, fingerprints, freshness, governance, lifecycle, plans  # noqa: PLC0415
+    from harness_gate import (  # noqa: PLC0415
+        artifacts_root,
+        artifacts_tree,
+        evidence,
+        fingerprints,
+        freshness,
+        governance,
+        lifecycle,
+        plans,
+    )
     from harness_gate.errors import HarnessGateError  # noqa: PLC0415
     from harness_gate.state_facts import GitFacts  # noqa: PLC0415
 
@@ -263,7 +273,7 @@ def stale_evidence(root: Path, plan_id: str | None = None, untracked: Sequence[s
     life = lifecycle.replay(folder)
     if life.policy is None or not life.grants_writes:
         return []
-    rel = f"{folder.path}/evidence.jsonl"
+    rel = artifacts_root.evidence_log(folder.path)
     # The work tree's fingerprint (a `git add -A` into a copy of the index, as costly as a
     # second status) is compared with records only: with none, every command is missing.
     logged = rel in snap.logs or bool(snap.files.get(rel))

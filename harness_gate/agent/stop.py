@@ -10,6 +10,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness_gate import artifacts_root
 from harness_gate.agent import judging, paths
 from harness_gate.agent.decisions import Decision, deny_reason, triples
 from harness_gate.agent.runtimes import SESSION, StopCall
@@ -118,7 +119,7 @@ def stop_findings(repo: judging.Repository, start: str | None) -> tuple[list[Fin
         # An addition in the index or the work tree (`A `, ` A` from `add -N`, `AD`) adds;
         # HEAD never had the file.
         status = "A" if "A" in xy or xy == "??" else ("D" if "D" in xy else "M")
-        if path.startswith(cfg.artifacts_dir + "/"):
+        if path.startswith(artifacts_root.prefix(cfg.artifacts_dir)):
             artifacts.append(judging.change(path, status, True))  # judged by the artifact rules, below
         else:
             named.append((f"{root}/{path}", status))

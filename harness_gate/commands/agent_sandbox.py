@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_gate import artifacts_tree, fsutil, git, governance, hooks, lifecycle, plans
+from harness_gate import artifacts_root, artifacts_tree, fsutil, git, governance, hooks, lifecycle, plans
 from harness_gate.errors import HarnessGateError, unsafe_agent_settings, usage
 from harness_gate.git.repo import git_path
 from harness_gate.report import Report
@@ -113,7 +113,7 @@ def claude_denied(root: Path, roots: Sequence[str], artifacts: str, plan_folder:
         # the way to it stay writable; every other entry of the artifacts root (the plan,
         # its approvals, the amendments, the reviews, other plans) is named read-only, and
         # the boundary never reaches into the artifacts root.
-        log = f"{plan_folder}/evidence.jsonl"
+        log = artifacts_root.evidence_log(plan_folder)
         out = _denied_below(root, "", [*roots, log], {".git", artifacts})
         if (root / artifacts).is_dir() and not (root / artifacts).is_symlink():
             out += _denied_below(root, artifacts, [log], set())
@@ -293,7 +293,7 @@ def agent_sandbox(cwd: Path, runtimes: Sequence[str]) -> Report:
     root = git.toplevel(cwd)
     cfg, plan_id, boundary = _boundary(root)
     roots = write_roots(boundary)
-    plan_folder = f"{cfg.artifacts_dir}/plans/{plan_id}" if plan_id is not None and boundary else None
+    plan_folder = artifacts_root.plan_folder(cfg.artifacts_dir, plan_id) if plan_id is not None and boundary else None
     lines = [
         f"write boundary: {', '.join(boundary) if boundary else 'none (no approved plan: nothing is writable)'}"
         + (f" (plan {plan_id})" if plan_id and boundary else "")
@@ -348,7 +348,7 @@ def stale(root: Path) -> list[str]:
     except HarnessGateError:
         return [rel for rel, mine in ((FILES["claude"], mine_claude), (FILES["codex"], mine_codex)) if mine]
     roots = write_roots(boundary)
-    plan_folder = f"{cfg.artifacts_dir}/plans/{plan_id}" if plan_id is not None and boundary else None
+    plan_folder = artifacts_root.plan_folder(cfg.artifacts_dir, plan_id) if plan_id is not None and boundary else None
     if mine_claude:
         try:
             current = _claude_current(root, FILES["claude"])

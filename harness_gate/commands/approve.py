@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from harness_gate import approvals as approvals_mod
-from harness_gate import artifacts_tree, fsutil, git, governance, lifecycle, plans
+from harness_gate import artifacts_root, artifacts_tree, fsutil, git, governance, lifecycle, plans
 from harness_gate import report as report_mod
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.artifacts.parse import parse_artifact
@@ -83,7 +83,7 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     # The record binds the repository by its root commit (None before the first commit).
     repository = min(git.root_commits(root, head)) if head else None
     line = approvals_mod.next_record(
-        f"{folder.path}/approvals.jsonl", folder.approvals, approval_gate, target, art.sha256,
+        artifacts_root.approvals_log(folder.path), folder.approvals, approval_gate, target, art.sha256,
         approver=approver, plan=plan_id, repository=repository,
     )  # fmt: skip
     log = root / folder.path / "approvals.jsonl"
@@ -93,10 +93,10 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
         data={"artifact": path, "sha256": art.sha256, "gate": approval_gate},
         lines=(
             f"Approval activated: {approval_gate} {path} sha256 {art.sha256}",
-            f"recorded in {folder.path}/approvals.jsonl",
+            f"recorded in {artifacts_root.approvals_log(folder.path)}",
             # A new artifact is untracked: `git commit -a` would leave it out, and the
             # approval would then name bytes the commit does not hold.
-            f"next: commit both: git add {path} {folder.path}/approvals.jsonl && git commit",
+            f"next: commit both: git add {path} {artifacts_root.approvals_log(folder.path)} && git commit",
             *_sandbox_line(root),
         ),
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness_gate import artifacts_tree, fsutil, git, hooks
+from harness_gate import artifacts_root, artifacts_tree, fsutil, git, hooks
 from harness_gate.report import Report
 from harness_gate.state_facts import active_at
 
@@ -38,11 +38,11 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
     artifacts_dir = artifacts_tree.worktree_config(root).artifacts_dir if exists else TEMPLATE_ROOT
     targets = [
         ".harness-gate.toml",
-        f"{artifacts_dir}/plans/.gitkeep",
+        f"{artifacts_root.plans_prefix(artifacts_dir)}.gitkeep",
         ".gitattributes",
         ".pre-commit-config.yaml",
     ]
-    fsutil.refuse_links(root, [f"{artifacts_dir}/plans/.gitkeep"])
+    fsutil.refuse_links(root, [f"{artifacts_root.plans_prefix(artifacts_dir)}.gitkeep"])
     fsutil.require_writable(root, [*targets, *agent_paths])
     # A settings file it cannot merge writes nothing at all: merged before any write.
     settings = [hooks.agent_settings(root, runtime) for runtime in agents]
@@ -53,7 +53,7 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
     keep = root / artifacts_dir / "plans" / ".gitkeep"
     if not keep.exists():
         fsutil.write_atomic(keep, b"")
-        lines.append(f"wrote {artifacts_dir}/plans/.gitkeep")
+        lines.append(f"wrote {artifacts_root.plans_prefix(artifacts_dir)}.gitkeep")
     attrs = root / ".gitattributes"
     old = attrs.read_text("utf-8") if attrs.exists() else ""
     wanted = [ln.replace("harness/", artifacts_dir + "/", 1) for ln in GITATTRIBUTES_LINES]

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness_gate import artifacts_tree, cache, formats, git, lifecycle, plans
+from harness_gate import artifacts_root, artifacts_tree, cache, formats, git, lifecycle, plans
 from harness_gate import report as report_mod
 from harness_gate.errors import usage
 from harness_gate.findings import Finding
@@ -46,7 +46,7 @@ def _lint(cwd: Path, root: Path, files: Sequence[str], *, artifacts_only: bool =
     if artifacts_only:
         if not snap.active:
             return report_mod.inactive("lint")
-        files = [name for name in files if _under(cwd, root, name, snap.artifacts_dir + "/")]
+        files = [name for name in files if _under(cwd, root, name, artifacts_root.prefix(snap.artifacts_dir))]
         if not files:
             return Report("lint")
     if not files:
@@ -56,7 +56,7 @@ def _lint(cwd: Path, root: Path, files: Sequence[str], *, artifacts_only: bool =
     found: list[Finding] = []
     folders: set[str] = set()
     scopes: set[str] = set()  # paths and folder prefixes whose layout findings apply
-    prefix = snap.artifacts_dir + "/"
+    prefix = artifacts_root.prefix(snap.artifacts_dir)
     real_root = root.resolve()
     for name in files:
         path = Path(os.path.normpath(cwd / name))

@@ -5,9 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from harness_gate import artifacts_tree, branches, fsutil, git, governance, lifecycle, plans, templates
+from harness_gate import (
+    amendments,
+    artifacts_root,
+    artifacts_tree,
+    branches,
+    fsutil,
+    git,
+    governance,
+    lifecycle,
+    plans,
+    templates,
+)
 from harness_gate import boundary as boundary_mod
 from harness_gate import report as report_mod
 from harness_gate.artifacts.parse import parse_artifact
@@ -28,13 +38,6 @@ def _bad_options(problems: Sequence[Finding], what: str) -> HarnessGateError:
 def _check_patterns(option: str, patterns: Sequence[str], artifacts_dir: str) -> None:
     for pattern, reason in boundary_mod.validate_all(patterns, artifacts_dir):
         raise usage(f"{option} {pattern!r}: {reason}", "docs/boundary.md gives the pattern dialect.")
-
-
-def parse_verify(spec: str, timeout: int) -> dict[str, Any]:
-    ident, sep, command = spec.partition("=")
-    if not sep or not ident or not command.strip():
-        raise usage(f"--verify {spec!r}: expected ID=COMMAND", "e.g. --verify 'tests=pytest -q'")
-    return {"id": ident, "command": command, "timeout_seconds": timeout}
 
 
 def plan_new(
@@ -67,12 +70,12 @@ def plan_new(
         acceptance=list(acceptance) or ["Every required verification command passes on the committed tree."],
         scope=scope or "Only the paths in the Write Boundary.",
         boundary=[b for b in boundary if b != "None"],
-        commands=[parse_verify(v, timeout) for v in verify],
+        commands=[amendments.verify_command(v, timeout) for v in verify],
         kind=kind,
         execution_mode=mode,
         risks=risks,
     )
-    rel = f"{snap.artifacts_dir}/plans/{plan_id}/plan.md"
+    rel = artifacts_root.plan_file(snap.artifacts_dir, plan_id)
     art, found = parse_artifact(rel, text.encode(), artifacts_dir=snap.artifacts_dir)
     if art is None:
         raise _bad_options(found, "plan")
@@ -121,61 +124,21 @@ def plan_amend(
     source = next((e.artifact for e in folder.entries if e.path == policy.source), None) or folder.plan
     assert source is not None  # noqa: S101  (a parsed plan: plan_for checked it)
     _check_patterns("--add-boundary", add_boundary, snap.artifacts_dir)
-    boundary = [p for p in policy.boundary if p not in remove_boundary]
-    unknown = [p for p in remove_boundary if p not in policy.boundary]
-    if unknown:
-        raise usage(
-            f"--remove-boundary {unknown[0]!r} is not in the boundary ({', '.join(policy.boundary) or 'None'})",
-            "Name a pattern exactly as the boundary lists it.",
-        )
-    boundary += [p for p in dict.fromkeys(add_boundary) if p not in boundary]
-    current = list(policy.verification["required_commands"])
-    ids = {c["id"] for c in current}
-    gone = [i for i in remove_verify if i not in ids]
-    if gone:
-        raise usage(f"--remove-verify {gone[0]!r} is not a required command ({', '.join(sorted(ids))})")
-    commands = [c for c in current if c["id"] not in remove_verify]
-    for spec in add_verify:
-        added = parse_verify(spec, timeout)
-        if added["id"] in {c["id"] for c in commands}:
-            raise usage(f"--add-verify {spec!r}: `{added['id']}` is already required", "Remove it first to change it.")
-        commands.append(added)
-    new_objective = objective if objective is not None else source.value("Objective")
-
-    def delta(changed: bool, summary: str) -> dict[str, Any]:
-        return {"material": changed, "summary": summary if changed else "Unchanged."}
-
-    bounds = [f"adds {', '.join(add_boundary)}" if add_boundary else "", f"removes {', '.join(remove_boundary)}"
-              if remove_boundary else ""]  # fmt: skip
-    checks = [f"adds {', '.join(a.partition('=')[0] for a in add_verify)}" if add_verify else "",
-              f"removes {', '.join(remove_verify)}" if remove_verify else ""]  # fmt: skip
-    deltas = {
-        # The old objective in the summary: approve shows the deltas, so a human sees both.
-        "objective": delta(
-            new_objective != source.value("Objective"),
-            f"{why + ' ' if why else ''}(was: {source.value('Objective')})",
-        ),
-        "acceptance_criteria": delta(False, ""),
-        "scope": delta(False, ""),
-        "write_boundary": delta(boundary != list(policy.boundary), "; ".join(b for b in bounds if b)),
-        "verification": delta(commands != current, "; ".join(c for c in checks if c)),
-        "risk": delta(False, ""),
-    }
-    if not any(d["material"] for d in deltas.values()):
-        raise usage(
-            "nothing to amend", "Give --objective, --add-boundary, --remove-boundary, --add-verify or --remove-verify."
-        )
+    change = amendments.Change(
+        objective, add_boundary, remove_boundary, add_verify, remove_verify, timeout=timeout, why=why
+    )
+    amended = amendments.amend(policy, source.value("Objective"), change)
     text = templates.amendment(
         plan_sha256=life.plan_sha256,
         amendment_sha256=life.amendment_sha256,
-        deltas=deltas,
-        objective=new_objective,
+        deltas=amended.deltas,
+        objective=amended.objective,
         acceptance=[
             line.removeprefix("- ") for line in source.value("Acceptance Criteria").splitlines() if line.strip()
         ],
         scope=source.value("Scope"),
-        boundary=boundary,
-        verification={"kind": policy.verification["kind"], "required_commands": commands},
+        boundary=amended.boundary,
+        verification={"kind": policy.verification["kind"], "required_commands": amended.commands},
         unmodeled=policy.unmodeled_commands,
         risks=_section_markdown(snap.files.get(source.path, b""), "Risks") or source.value("Risks"),
     )
@@ -184,7 +147,7 @@ def plan_amend(
     if art is None:
         raise _bad_options(problems, "amendment")
     fsutil.write_atomic(root / rel, text.encode())
-    changed = [f"  {name}: {d['summary']}" for name, d in deltas.items() if d["material"]]
+    changed = [f"  {name}: {d['summary']}" for name, d in amended.deltas.items() if d["material"]]
     return Report("plan amend", data={"plan": folder.plan_id, "path": rel, "sha256": art.sha256}, lines=(
         f"wrote {rel} (sha256 {art.sha256})", *changed,
         "next: review it, then `harness-gate approve` (the plan keeps its policy until then)",
@@ -218,7 +181,9 @@ def plan_use(cwd: Path, plan_id: str) -> Report:
     snap = artifacts_tree.from_worktree(root)
     if not snap.active:
         return report_mod.inactive("plan use")
-    governance.require_plan(snap, plan_id, f"there is no plan `{plan_id}` in {snap.artifacts_dir}/plans/")
+    governance.require_plan(
+        snap, plan_id, f"there is no plan `{plan_id}` in {artifacts_root.plans_prefix(snap.artifacts_dir)}"
+    )
     branch = branches.select(root, plan_id)
     if branch is None:
         raise usage("HEAD is detached: a pick is kept per branch", "Check out a branch first.")

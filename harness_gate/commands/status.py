@@ -9,7 +9,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_gate import artifacts_tree, evidence, fingerprints, freshness, git, governance, lifecycle, plans, templates
+from harness_gate import (
+    artifacts_root,
+    artifacts_tree,
+    evidence,
+    fingerprints,
+    freshness,
+    git,
+    governance,
+    lifecycle,
+    plans,
+    templates,
+)
 from harness_gate import report as report_mod
 from harness_gate.boundary import Boundary
 from harness_gate.config import Config
@@ -32,13 +43,12 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         return Report("status", (), {"active": True, "plan": None}, lines=(line, f"next:       {chosen.hint}"))
     plan_id = chosen
     folder = plans.load(snap, plan_id)
-    governance.require_plan(
-        snap, plan_id, f"there is no plan `{plan_id}` here ({snap.artifacts_dir}/plans/{plan_id}/ is missing)"
-    )
+    missing = artifacts_root.plan_folder(snap.artifacts_dir, plan_id)
+    governance.require_plan(snap, plan_id, f"there is no plan `{plan_id}` here ({missing}/ is missing)")
     life = lifecycle.replay(folder)
     found.extend(folder.findings)
     found.extend(life.findings)
-    records = git.status_records(root, snap.artifacts_dir + "/")
+    records = git.status_records(root, artifacts_root.prefix(snap.artifacts_dir))
     unstaged = [path for xy, path in records if xy == "??" or xy[1] != " "]
     policy = life.policy
     fresh: list[evidence.Freshness] = []
@@ -50,7 +60,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         found.extend(problems)
         if life.state not in lifecycle.ENDED - {lifecycle.PlanState.COMPLETED}:
             untracked = fingerprints.untracked_warning(
-                fingerprints.untracked_files(root, snap.config), f"{folder.path}/evidence.jsonl"
+                fingerprints.untracked_files(root, snap.config), artifacts_root.evidence_log(folder.path)
             )
             found.extend(untracked)
     next_step = _next_step(
@@ -105,7 +115,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
         "not_in_index": unstaged,
     }
     lines = [
-        f"plan:       {plan_id}  ({folder.path}/plan.md)",
+        f"plan:       {plan_id}  ({artifacts_root.plan_md(folder.path)})",
         f"state:      {life.state.value}  (write authority: {'yes' if life.grants_writes else 'no'})",
         f"approval:   {life.plan_approval.value}  sha256 {life.plan_sha256 or '-'}",
         f"boundary:   {', '.join(data['boundary']) or 'None'}",
@@ -159,9 +169,8 @@ def status_view(cwd: Path, plan_id: str | None, base: str | None) -> Report:
         return Report("status", (), {"active": True, "head": head, "plan": None, "plans": []},
                       lines=(f"plan: none chosen: {chosen.message}", f"next: {chosen.hint}"))  # fmt: skip
     plan_id = chosen
-    governance.require_plan(
-        snap, plan_id, f"the HEAD commit has no plan `{plan_id}` ({snap.artifacts_dir}/plans/{plan_id}/ is missing)"
-    )
+    missing = artifacts_root.plan_folder(snap.artifacts_dir, plan_id)
+    governance.require_plan(snap, plan_id, f"the HEAD commit has no plan `{plan_id}` ({missing}/ is missing)")
     folder = plans.load(snap, plan_id)
     life = lifecycle.replay(folder)
     found = tuple(dataclasses.replace(f, severity=Severity.WARNING) for f in (*folder.findings, *life.findings))
@@ -191,7 +200,7 @@ def _next_step(
             "Findings and Verdict; then commit it"
         )
     state = life.state
-    plan_files = {f"{folder.path}/plan.md", f"{folder.path}/approvals.jsonl"}
+    plan_files = {artifacts_root.plan_md(folder.path), artifacts_root.approvals_log(folder.path)}
     if state is lifecycle.PlanState.EXECUTING and plan_files & set(uncommitted):
         return (
             f"commit the plan and its approval: git add {snap.artifacts_dir} && git commit -m 'Plan: {folder.plan_id}'"

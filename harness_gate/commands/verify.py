@@ -7,7 +7,17 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness_gate import artifacts_tree, evidence, fingerprints, freshness, git, governance, plans, recording
+from harness_gate import (
+    artifacts_root,
+    artifacts_tree,
+    evidence,
+    fingerprints,
+    freshness,
+    git,
+    governance,
+    plans,
+    recording,
+)
 from harness_gate.errors import usage
 from harness_gate.findings import Finding
 from harness_gate.progress import Progress
@@ -78,8 +88,8 @@ def verify(cwd: Path, plan_id: str | None, only: Sequence[str], progress: Progre
             found.append(recording.failed(folder, cmd["id"], own, " | ".join(tail)[:300]))
     # Outputs that were there before and no command wrote are inputs the tree holds.
     seen = sorted({*untracked, *inputs.unwritten()})
-    found[:0] = fingerprints.untracked_warning(seen, f"{folder.path}/evidence.jsonl")
-    lines.append(f"recorded in {folder.path}/evidence.jsonl; commit it with the tree it speaks of")
+    found[:0] = fingerprints.untracked_warning(seen, artifacts_root.evidence_log(folder.path))
+    lines.append(f"recorded in {artifacts_root.evidence_log(folder.path)}; commit it with the tree it speaks of")
     return Report("verify", tuple(found), {"plan": folder.plan_id}, lines=tuple(lines))
 
 

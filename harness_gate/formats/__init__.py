@@ -204,6 +204,12 @@ class Matcher:
         return self._cache[path]
 
 
+def shown(value: object) -> str:
+    """A value for a message: repr (so control characters stay escaped), kept short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def more_finding(code: str, path: str, more: int, line: int | None) -> Finding:
     """The one finding that stands for `more` findings of `code` past a cap."""
     return finding(code, path, f"{more} more {code} finding(s) in this file (not listed)", line=line)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness_gate import approvals as approvals_mod
-from harness_gate import lifecycle, plans
+from harness_gate import artifacts_root, lifecycle, plans
 from harness_gate.artifacts_tree import ArtifactsTree
 from harness_gate.change import NO_MODE, Change
 from harness_gate.findings import Finding, finding
@@ -125,7 +125,7 @@ def was_approved(old: ArtifactsTree, plan_id: str, name: str, before: bytes) -> 
     approval_gate = kind.approval_gate if kind is not None else ""
     if not approval_gate:
         return False
-    log = old.files.get(f"{old.artifacts_dir}/plans/{plan_id}/approvals.jsonl")
+    log = old.files.get(artifacts_root.approvals_log(artifacts_root.plan_folder(old.artifacts_dir, plan_id)))
     if log is None:
         return False
     records, _ = approvals_mod.parse("approvals.jsonl", log)

@@ -8,8 +8,8 @@ import dataclasses
 from collections.abc import Sequence
 
 from harness_gate import approvals as approvals_mod
+from harness_gate import artifacts_root, governance, lifecycle, plans
 from harness_gate import boundary as boundary_mod
-from harness_gate import governance, lifecycle, plans
 from harness_gate.change import Change
 from harness_gate.findings import Finding, finding
 from harness_gate.rules.protected_paths import not_allowed, protected
@@ -133,7 +133,7 @@ def _under_plan(
     folder = plans.load(new, plan_id)
     life = lifecycle.replay(folder)
     out = [*folder.findings, *life.findings]
-    plan_path = f"{folder.path}/plan.md"
+    plan_path = artifacts_root.plan_md(folder.path)
     if folder.plan is None or life.policy is None:
         if not out:
             out.append(finding("HG201", plan_path, f"plan `{plan_id}` does not exist"))

@@ -8,8 +8,8 @@ import itertools
 import operator
 from collections.abc import Sequence
 
+from harness_gate import artifacts_root, links
 from harness_gate import boundary as boundary_mod
-from harness_gate import links
 from harness_gate.change import NO_MODE, Change
 from harness_gate.config import CONFIG_FILE
 from harness_gate.findings import Finding, Severity, finding
@@ -49,7 +49,7 @@ def protected(path: str, config_source: str | None, artifacts_dir: str = "") -> 
     """Why `path` is protected, or None. Compared exactly; see `case_variant`."""
     if path == artifacts_dir:
         return "the artifacts root must be a directory of artifacts"
-    if path == f"{artifacts_dir}/{boundary_mod.SIGNERS}":
+    if path == artifacts_root.signers_file(artifacts_dir):
         return "allowed_signers anchors the trust in signed approvals and reviews"
     name = path.rsplit("/", 1)[-1]
     if name in PROTECTED_NAMES:

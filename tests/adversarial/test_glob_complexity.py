@@ -32,7 +32,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness_gate import boundary
+from harness_gate import boundary, globs
 from tests import helpers
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -161,14 +161,14 @@ def test_many_backtracking_patterns_in_one_boundary(repo: helpers.Repo) -> None:
 def test_ordinary_patterns_keep_their_plain_expression(pattern: str) -> None:
     """At most one `*` per component and one `**/`: no atomic group, no cost added."""
     raw = pattern.encode()
-    assert boundary._compile(raw).pattern == boundary._translate(raw)
+    assert globs.compile_pattern(raw).pattern == globs.translate(raw)
 
 
 @pytest.mark.parametrize("pattern", ["*a*b", "**/*_*.py", "**/x/**/y", "a**/**/b", "x/*?*"])
 def test_backtracking_patterns_get_the_linear_expression(pattern: str) -> None:
     """Several `*` in one component, or several `**/`: atomic groups or one-byte runs."""
     raw = pattern.encode()
-    assert boundary._compile(raw).pattern != boundary._translate(raw)
+    assert globs.compile_pattern(raw).pattern != globs.translate(raw)
 
 
 # -- differential, against git --------------------------------------------------------
@@ -242,7 +242,7 @@ def test_starry_patterns_match_what_git_matches(star_tree: tuple[Path, list[byte
     raw = pattern.encode()
     # Also without letter case, as validation compares a component with the artifacts root.
     for flags in (re.DOTALL, re.DOTALL | re.IGNORECASE):
-        linear, plain = re.compile(boundary._source(raw)[0], flags), re.compile(boundary._translate(raw), flags)
+        linear, plain = re.compile(globs.source(raw)[0], flags), re.compile(globs.translate(raw), flags)
         assert [p for p in paths if linear.fullmatch(p)] == [p for p in paths if plain.fullmatch(p)], pattern
 
 
