@@ -56,6 +56,14 @@ def lean_passes(path: Path, args: Sequence[str], env: Mapping[str, str] | None =
         os.environ.update(saved)
 
 
+def git_failed(output: str) -> bool:
+    """Whether the full check stopped on a git command that failed (HG903: a fault injected
+    into a git the test put on PATH, or an object it cannot read). The lean path runs two
+    git commands of its own and none of the others, so such a failure is no verdict on the
+    change for it to agree with."""
+    return "HG903" in output
+
+
 @dataclass(frozen=True)
 class Repo:
     path: Path
@@ -75,7 +83,7 @@ class Repo:
     def cli(self, *args: str, input: str | bytes | None = None) -> Result:
         lean_passed = lean_passes(self.path, args)
         res = CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
-        if lean_passed:  # the full check ran: what the lean path passed, it passes
+        if lean_passed and not git_failed(res.output):  # the full check ran: what the lean path passed, it passes
             assert res.exit_code == 0, f"the lean path passed what the full check refuses:\n{res.output}"
         return res
 
@@ -100,7 +108,8 @@ class Repo:
                 env={**os.environ, **(env or {})},
                 check=False,
             )
-            assert full.returncode == 0, f"the lean path passed what the full check refuses:\n{full.stdout!r}"
+            if not git_failed(full.stdout.decode(errors="replace")):
+                assert full.returncode == 0, f"the lean path passed what the full check refuses:\n{full.stdout!r}"
         return proc
 
     def new_plan(self, plan_id: str = "p1", boundary: tuple[str, ...] = ("src/**",)) -> str:

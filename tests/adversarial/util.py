@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import PY, Repo, lean_passes
+from tests.helpers import PY, Repo, git_failed, lean_passes
 
 # Evidence required from pre-push on (the default only warns there), no review, no completion.
 EVIDENCE_AT_PRE_PUSH = (
@@ -68,7 +68,7 @@ def run_json(
     except ValueError:
         raise AssertionError(f"not a JSON report: {proc.stdout!r} {proc.stderr!r}") from None
     assert doc["exit_code"] == proc.returncode, proc.stdout
-    if lean_passed:
+    if lean_passed and not git_failed(proc.stdout.decode(errors="replace")):
         assert proc.returncode == 0, f"the lean path passed what the full check refuses: {proc.stdout!r}"
     return proc.returncode, doc, proc.stderr
 
