@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness_gate import jsonstrict, schema
+from harness_gate import artifacts_root, jsonstrict, schema
 from harness_gate.artifacts.kinds import REPAIR_PLAN
 from harness_gate.errors import Refused
 from harness_gate.findings import Finding, Severity, finding
@@ -82,7 +82,7 @@ class Status(enum.Enum):
 
 def valid_approver(approver: str) -> bool:
     """Whether `approver` can be written into a record the parser will accept."""
-    line = record_unchecked("plan", "plan.md", "0" * 64, approver, plan="p", seq=1, repository=None)
+    line = record_unchecked("plan", artifacts_root.PLAN, "0" * 64, approver, plan="p", seq=1, repository=None)
     return _parse_line(line[:-1].encode())[0] is not None
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness_gate import boundary
+from harness_gate import artifacts_root, boundary
 from harness_gate.config import Approvers
 from harness_gate.findings import Finding, finding
 
@@ -239,7 +239,7 @@ def _tallies(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle, rules: Se
     for policy in life.policies or (life.policy,):
         source = policy.source
         name = source.rsplit("/", 1)[-1]
-        if name == "plan.md":
+        if name == artifacts_root.PLAN:
             gate, sha = "plan", folder.plan.sha256
         else:
             entry = next((e for e in folder.entries if e.path == source), None)

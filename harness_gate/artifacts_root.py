@@ -9,6 +9,7 @@ PLANS = "plans"
 PLAN = "plan.md"
 APPROVALS = "approvals.jsonl"
 EVIDENCE = "evidence.jsonl"
+LOGS = (APPROVALS, EVIDENCE)  # a plan folder's logs: records are appended, never changed
 
 
 def prefix(artifacts_dir: str) -> str:

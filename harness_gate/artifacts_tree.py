@@ -185,8 +185,8 @@ def plans_in(paths: Iterable[str], artifacts_dir: str) -> set[str]:
     prefix = artifacts_root.plans_prefix(artifacts_dir)
     found = set()
     for path in paths:
-        if path.startswith(prefix) and path.endswith("/plan.md"):
-            rest = path[len(prefix) : -len("/plan.md")]
+        if path.startswith(prefix) and path.endswith("/" + artifacts_root.PLAN):
+            rest = path[len(prefix) : -len("/" + artifacts_root.PLAN)]
             if rest and "/" not in rest:
                 found.add(rest)
     return found
@@ -255,10 +255,10 @@ def from_worktree(root: Path) -> ArtifactsTree:
             for name in sorted(filenames) + [d for d in dirnames if (Path(dirpath) / d).is_symlink()]:
                 full = Path(dirpath) / name
                 rel = full.relative_to(root).as_posix()
-                entry = worktree_file(root, rel, cfg, read=name != "evidence.jsonl")
+                entry = worktree_file(root, rel, cfg, read=name != artifacts_root.EVIDENCE)
                 if isinstance(entry, Finding):
                     problems.append(entry)
-                elif entry is not None and name == "evidence.jsonl":
+                elif entry is not None and name == artifacts_root.EVIDENCE:
                     logs[rel] = full
                 elif entry is not None:
                     files[rel] = entry

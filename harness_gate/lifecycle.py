@@ -124,7 +124,7 @@ class _Replay:
             plan.path,
         )
         self.policies = [self.policy]
-        self.plan_status = approvals_mod.status(folder.approvals, "plan", "plan.md", plan.sha256)
+        self.plan_status = approvals_mod.status(folder.approvals, "plan", artifacts_root.PLAN, plan.sha256)
         self.state = PlanState.EXECUTING if self.plan_status is approvals_mod.Status.APPROVED else PlanState.PLANNING
         if self.plan_status is approvals_mod.Status.STALE:
             self.findings.append(
@@ -486,9 +486,10 @@ def awaiting_approval(folder: PlanFolder) -> str:
     plan = folder.plan
     if (
         plan is None
-        or approvals_mod.status(folder.approvals, "plan", "plan.md", plan.sha256) is not approvals_mod.Status.APPROVED
+        or approvals_mod.status(folder.approvals, "plan", artifacts_root.PLAN, plan.sha256)
+        is not approvals_mod.Status.APPROVED
     ):
-        return "plan.md"
+        return artifacts_root.PLAN
     for entry in reversed(folder.entries):
         approval_gate = BY_SLUG[entry.slug].approval_gate
         if approval_gate:
@@ -499,7 +500,7 @@ def awaiting_approval(folder: PlanFolder) -> str:
             ):
                 return entry.name
             break
-    return "plan.md"
+    return artifacts_root.PLAN
 
 
 def require_open(folder: PlanFolder, life: Lifecycle, *, rereview: bool = False) -> None:

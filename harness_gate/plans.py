@@ -23,9 +23,9 @@ NUMBERED = re.compile(r"([0-9]{3})-([a-z][a-z-]*)\.md\Z")
 # a plan must name exactly (gate.protected), in every mode: a key added while signatures
 # are off would be trusted the day they are switched on.
 # Empty placeholders that keep the folders in git; nothing else unknown lives there.
-KEEP_FILES = frozenset({".gitkeep", "plans/.gitkeep"})
+KEEP_FILES = frozenset({".gitkeep", f"{artifacts_root.PLANS}/.gitkeep"})
 ROOT_FILES = frozenset({artifacts_root.SIGNERS, *KEEP_FILES})
-PLAN_FILES = frozenset({"plan.md", "approvals.jsonl", "evidence.jsonl"})
+PLAN_FILES = frozenset({artifacts_root.PLAN, *artifacts_root.LOGS})
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class PlanFolder:
 
 def kind_of_file(name: str) -> KindSpec | None:
     """The artifact kind a plan folder's file name says it holds (`plan.md`, `NNN-slug.md`)."""
-    if name == "plan.md":
+    if name == artifacts_root.PLAN:
         return PLAN
     m = NUMBERED.match(name)
     return BY_SLUG.get(m.group(2)) if m else None
@@ -127,7 +127,7 @@ def root_findings(snap: ArtifactsTree) -> list[Finding]:
         if rel in ROOT_FILES:
             continue
         parts = rel.split("/")
-        if len(parts) == 3 and parts[0] == "plans":
+        if len(parts) == 3 and parts[0] == artifacts_root.PLANS:
             if not PLAN_ID.match(parts[1]):
                 out.append(finding("HG206", path, f"`{parts[1]}` is not a valid plan id"))
                 continue
@@ -224,7 +224,7 @@ def file_findings(name: str, path: Path, cfg: Config) -> list[Finding]:
         data = read_capped(path, cap_for(name, cfg))
     except OSError as exc:
         return [finding("HG516", name, f"cannot read: {exc.strerror or exc}")]
-    if path.name == "approvals.jsonl":
+    if path.name == artifacts_root.APPROVALS:
         return approvals_mod.parse(name, data)[1]
     _, found = parse_artifact(name, data, artifacts_dir=cfg.artifacts_dir, max_bytes=cfg.max_artifact_bytes)
     return found

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_gate import artifacts_tree, freshness, git, lifecycle, plans
+from harness_gate import artifacts_root, artifacts_tree, freshness, git, lifecycle, plans
 from harness_gate.findings import Finding
 from harness_gate.report import REPORT_ONLY, Report, bounded, clean, ordered, safe
 
@@ -88,7 +88,7 @@ def plan_view(
         for c in (policy.verification["required_commands"] if policy else [])
     ]
     approval: dict[str, Any] | None = None
-    mine = [a for a in folder.approvals if a.gate == "plan" and a.artifact == "plan.md"]
+    mine = [a for a in folder.approvals if a.gate == "plan" and a.artifact == artifacts_root.PLAN]
     if mine:
         newest = max(mine, key=lambda a: a.seq)
         approval = {

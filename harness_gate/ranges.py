@@ -28,7 +28,7 @@ from harness_gate import (
     trust,
 )
 from harness_gate import config as config_mod
-from harness_gate.artifacts_root import plan_folder, plans_prefix, signers_file
+from harness_gate.artifacts_root import EVIDENCE, plan_folder, plans_prefix, signers_file
 from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.findings import Finding, finding
 from harness_gate.head_requirements import Head, IndexHead, plans_brought, requirements
@@ -388,7 +388,7 @@ def behind_base(
         for path in sorted(p for p in base.files if p.startswith(folder)):
             name = path[len(folder) :]
             before = base.files.get(path)
-            if before is None or name == "evidence.jsonl":
+            if before is None or name == EVIDENCE:
                 continue  # evidence grants nothing: a branch may lack the base's newer runs
             after = state.files.get(path)
             # approvals.jsonl may hold the base's lines interleaved with its own (a union merge).

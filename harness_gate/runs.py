@@ -16,6 +16,7 @@ TYPE_CHECKING = False  # typing itself is not imported: a few milliseconds of ev
 if TYPE_CHECKING:
     from typing import NoReturn
 
+    from harness_gate import git
     from harness_gate.report import Report
 
 # The output formats of `check` (`--format`): how a report is written, not a harness format.
@@ -159,6 +160,8 @@ def check(
 
                 location = git.locate(Path.cwd())
                 artifacts_tree.prefetch(location)
+            elif not staged:
+                location = _prefetch_commits(_named_range(stage, range_, base, head))
             from harness_gate.commands import check as check_mod  # noqa: PLC0415
 
             return check_mod.run_check(
@@ -170,8 +173,45 @@ def check(
                 reverify=reverify,
                 landed=landed,
                 location=location,
+                view=fmt != "text",  # a reviewer's view, which the text report does not show
             )
         finally:
             git.discard_started()
 
     run("check", fmt, body)
+
+
+def _named_range(stage: str | None, range_: str | None, base: str | None, head: str | None) -> tuple[str, str] | None:
+    """The (base, head) revisions of the commits a check of commits will list, as its
+    options or pre-push's environment name them (commands/check.py's `infer_mode` decides
+    for real): a guess a prefetch may act on."""
+    if range_:
+        old, sep, new = range_.partition("..")
+        return (old, new) if sep and old and new and not new.startswith(".") else None
+    if base:
+        return base, head or "HEAD"
+    from_ref, to_ref = os.environ.get("PRE_COMMIT_FROM_REF"), os.environ.get("PRE_COMMIT_TO_REF")
+    if from_ref and to_ref and stage in (None, "pre-push"):
+        return from_ref, to_ref
+    return None
+
+
+def _prefetch_commits(named: tuple[str, str] | None) -> git.Location | None:
+    """Start listing a range's commits and their changes (`git.commits`), the largest git
+    work of a check of commits, while the rest of harness-gate is imported. Never raises:
+    whatever went wrong here, the check meets again and reports in its own order."""
+    from pathlib import Path  # noqa: PLC0415
+
+    from harness_gate import git  # noqa: PLC0415
+
+    if named is None or set(named[0]) == {"0"}:
+        return None
+    try:
+        location = git.locate(Path.cwd())
+        root = location.toplevel
+        old, new = git.resolve(root, named[0]), git.resolve(root, named[1])
+        if old is not None and new is not None:
+            git.prefetch_commits(root, new, [old])
+    except Exception:  # a prefetch decides nothing
+        return None
+    return location

@@ -302,6 +302,24 @@ def test_the_artifacts_root_layout_is_spelled_in_one_module() -> None:
     assert _spelled_layout(PACKAGE / "artifacts_root.py"), "the check finds a spelled-out path"
 
 
+_LAYOUT_NAMES = {"plan.md", "approvals.jsonl", "evidence.jsonl", "allowed_signers"}
+
+
+def test_the_plan_folder_files_are_named_in_one_module() -> None:
+    """A plan folder's files and the signers file, as a whole string (a name compared, a
+    suffix matched): artifacts_root.py's constants; messages and docstrings may say them."""
+    offenders = []
+    for p in sorted(PACKAGE.rglob("*.py")):
+        if p.name == "artifacts_root.py":
+            continue
+        for node in ast.walk(ast.parse(p.read_text("utf-8"), str(p))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
+                text = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
+                if text.removeprefix("/") in _LAYOUT_NAMES:
+                    offenders.append(f"{p.relative_to(PACKAGE).as_posix()}:{node.lineno}: {text!r}")
+    assert offenders == []
+
+
 MAX_MODULE_LINES = 600
 
 

@@ -244,7 +244,9 @@ def codex_config(roots: Sequence[str], artifacts: str, plan_folder: str | None) 
     entries.update({r or ".": "write" for r in roots})
     if plan_folder is not None:
         entries[plan_folder] = "write"
-        entries.update({f"{plan_folder}/{n}": "read" for n in ("plan.md", "approvals.jsonl", "amendments")})
+        entries.update(
+            {f"{plan_folder}/{n}": "read" for n in (artifacts_root.PLAN, artifacts_root.APPROVALS, "amendments")}
+        )
     entries.update(dict.fromkeys(PROTECTED, "read"))  # the protected paths win over the boundary
     lines += [f'{_toml(path)} = "{access}"' for path, access in entries.items()]
     return "\n".join(lines) + "\n"

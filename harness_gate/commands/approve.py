@@ -33,7 +33,7 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
         # Nothing awaits a first approval: a bare `approve` by a further approver means the
         # artifact that put the boundary in force (an accepted amendment, say).
         life = lifecycle.replay(folder)
-        settled = target == "plan.md" and life.plan_approval is approvals_mod.Status.APPROVED
+        settled = target == artifacts_root.PLAN and life.plan_approval is approvals_mod.Status.APPROVED
         if settled and life.policy is not None and life.policy.source.startswith(folder.path + "/"):
             target = life.policy.source.rsplit("/", 1)[1]
     path = f"{folder.path}/{target}"
@@ -48,7 +48,7 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     if unapprovable is not None:
         raise Refused.by([unapprovable])
     approval_gate = art.kind.approval_gate
-    log_problems = [f for f in folder.findings if f.path.endswith("/approvals.jsonl") and f.blocks]
+    log_problems = [f for f in folder.findings if f.path.endswith("/" + artifacts_root.APPROVALS) and f.blocks]
     if log_problems:
         raise Refused.by(log_problems, "approvals.jsonl is invalid; nothing appended")
     approver = git.ident(root)
@@ -86,7 +86,7 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
         artifacts_root.approvals_log(folder.path), folder.approvals, approval_gate, target, art.sha256,
         approver=approver, plan=plan_id, repository=repository,
     )  # fmt: skip
-    log = root / folder.path / "approvals.jsonl"
+    log = root / artifacts_root.approvals_log(folder.path)
     fsutil.append_record(log, line)
     return Report(
         "approve",

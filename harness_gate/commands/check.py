@@ -95,11 +95,13 @@ def run_check(
     reverify: bool = False,
     landed: bool = False,
     location: git.Location | None = None,
+    view: bool = True,
 ) -> Report:
     """`landed`: the range is (or is about to become) the base branch's own history, as
     after a merge to the default branch or in a merge queue's group: evidence recorded for
     the pull request's head is accepted with a warning when the merged tree differs, and a
-    review may speak of each plan's change as it landed (docs/workflows.md)."""
+    review may speak of each plan's change as it landed (docs/workflows.md). `view`: a
+    check of commits adds the reviewer's view to its report (False where nothing shows it)."""
     location = location or git.locate(cwd)
     root = location.toplevel
     governance.checked_id(plan_id)
@@ -121,7 +123,7 @@ def run_check(
         cache.configure(None)
         git.discard_started()
     data = {"stage": stage, "mode": mode.change_set.value, **data}
-    if head is not None and head.commit is not None and data.get("active", True) and not data.get("adopting"):
+    if view and head is not None and head.commit is not None and data.get("active", True) and not data.get("adopting"):
         # The reviewer's view of the range (prview.py): never on the pre-commit path. Read
         # before the commands run, as every other fact is (a re-run's verdict is the head's,
         # never a commit's).

@@ -50,7 +50,7 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
     if not cfg.exists():
         fsutil.write_atomic(cfg, CONFIG_TEMPLATE.encode())
         lines.append("wrote .harness-gate.toml")
-    keep = root / artifacts_dir / "plans" / ".gitkeep"
+    keep = root / artifacts_root.plans_dir(artifacts_dir) / ".gitkeep"
     if not keep.exists():
         fsutil.write_atomic(keep, b"")
         lines.append(f"wrote {artifacts_root.plans_prefix(artifacts_dir)}.gitkeep")

@@ -71,11 +71,11 @@ def _lint(cwd: Path, root: Path, files: Sequence[str], *, artifacts_only: bool =
                 found.append(plans.missing_file(rel))
                 continue
             parts = rel[len(prefix) :].split("/")
-            if parts == ["plans"]:
+            if parts == [artifacts_root.PLANS]:
                 folders.update(i for i in plans.plan_ids(snap) if plans.PLAN_ID.match(i))
                 scopes.add(rel + "/")
                 continue
-            if parts[0] == "plans" and plans.PLAN_ID.match(parts[1]):
+            if parts[0] == artifacts_root.PLANS and plans.PLAN_ID.match(parts[1]):
                 folders.add(parts[1])
             scopes.add(rel + "/" if path.is_dir() else rel)
             continue

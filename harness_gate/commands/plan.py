@@ -59,7 +59,7 @@ def plan_new(
     if not verify:
         raise usage("at least one --verify 'ID=COMMAND' is required", "Every plan carries its verification commands.")
     snap = artifacts_tree.from_worktree(root)
-    folder = root / snap.artifacts_dir / "plans" / plan_id
+    folder = root / artifacts_root.plan_folder(snap.artifacts_dir, plan_id)
     if folder.exists():
         raise usage(
             f"{folder.relative_to(root).as_posix()} already exists", "Pick another id; plans are never overwritten."

@@ -42,7 +42,7 @@ def fingerprint(cwd: Path, source: str) -> Report:
 
 
 def _log(root: Path, folder: plans.PlanFolder) -> Path:
-    return root / folder.path / "evidence.jsonl"
+    return root / artifacts_root.evidence_log(folder.path)
 
 
 def verify(cwd: Path, plan_id: str | None, only: Sequence[str], progress: Progress | None = None) -> Report:

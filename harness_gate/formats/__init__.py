@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness_gate import boundary, fsutil, git
+from harness_gate import artifacts_root, boundary, fsutil, git
 from harness_gate.config import Config
 from harness_gate.findings import Finding, finding
 
@@ -312,7 +312,7 @@ def evidence_lookup(files: Mapping[str, bytes], fingerprint: Callable[[], str]) 
 
     def build() -> None:
         for path in sorted(files):
-            log = files.get(path) if path.endswith("/evidence.jsonl") else None
+            log = files.get(path) if path.endswith("/" + artifacts_root.EVIDENCE) else None
             if log is None:
                 continue  # not a log, or over its cap (reported where it is read)
             folder = path.rsplit("/", 2)[-2]  # the plan id: plans/<id>/evidence.jsonl

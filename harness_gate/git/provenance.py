@@ -11,7 +11,7 @@ from harness_gate.change import Change
 from harness_gate.errors import GitError, HarnessGateError
 from harness_gate.git.diff import DIFF_FLAGS, parse_meta
 from harness_gate.git.objects import resolve
-from harness_gate.git.process import act, run, run_status, start, terminated
+from harness_gate.git.process import act, finish_work, run, run_status, start, start_work, terminated
 from harness_gate.git.repo import git_path
 
 
@@ -53,9 +53,14 @@ def commits(
     includes = [include] if isinstance(include, str) else list(include)
     if not_remote is not None:
         not_refs = [*not_refs, f"--remotes={not_remote}"]
-    listing = run(_rev_list_args(includes, exclude, not_refs, limit), cwd=root).decode()
+    key = (root, tuple(includes), tuple(exclude))
+    if not not_refs and not paths and limit is None and finish_work(("commits", *key)) and key in _LISTED:
+        listing, out = _LISTED.pop(key)
+    else:
+        _LISTED.pop(key, None)  # a discarded prefetch's answer is never one
+        listing, out = _listing(root, _rev_list_args(includes, exclude, not_refs, limit), paths)
     order: list[tuple[str, tuple[str, ...]]] = []
-    for line in listing.splitlines():
+    for line in listing.decode().splitlines():
         oid, *parents = line.split()
         order.append((oid, tuple(parents)))
     if not order:
@@ -63,11 +68,6 @@ def commits(
     for oid, parent_ids in order:
         if not parent_ids:
             _refuse_cut_history(root, oid)
-    out = run(
-        ["diff-tree", "--stdin", "--always", "--root", "-c", *DIFF_FLAGS, "--", *(f":(literal){p}" for p in paths)],
-        cwd=root,
-        stdin=("\n".join(oid for oid, _ in order) + "\n").encode(),
-    )
     tokens = terminated(out, "diff-tree").split(b"\0")
     if tokens and tokens[-1] == b"":
         tokens.pop()
@@ -88,6 +88,37 @@ def commits(
     if missing:
         raise GitError(f"diff-tree gave no answer for commit {missing[0]}")
     return [Commit(oid, parents, tuple(found[oid])) for oid, parents in order]
+
+
+# Listings started ahead (prefetch_commits), by (root, includes, excludes): (rev-list's
+# output, diff-tree's).
+_LISTED: dict[tuple[Path, tuple[str, ...], tuple[str, ...]], tuple[bytes, bytes]] = {}
+
+
+def prefetch_commits(root: Path, include: str, exclude: Sequence[str]) -> None:
+    """Start `commits(root, include, exclude)`'s git work in a thread now (the listing,
+    then every commit's changes), while the caller imports the rest: the next such call
+    takes its answer (or what it raised), once (git/process.py's contract)."""
+    key = (root, (include,), tuple(exclude))
+
+    def work() -> None:
+        _LISTED[key] = _listing(root, _rev_list_args([include], exclude, ()), ())
+
+    start_work(("commits", *key), work)
+
+
+def _listing(root: Path, rev_list: Sequence[str], paths: Sequence[str]) -> tuple[bytes, bytes]:
+    """rev-list's answer, and diff-tree's for every commit it lists (nothing for none)."""
+    listing = run(rev_list, cwd=root)
+    oids = b"".join(line.split(b" ", 1)[0] + b"\n" for line in listing.splitlines())
+    if not oids:
+        return listing, b""
+    out = run(
+        ["diff-tree", "--stdin", "--always", "--root", "-c", *DIFF_FLAGS, "--", *(f":(literal){p}" for p in paths)],
+        cwd=root,
+        stdin=oids,
+    )
+    return listing, out
 
 
 def _refuse_cut_history(root: Path, oid: str) -> None:

@@ -13,7 +13,7 @@ from harness_gate.change import NO_MODE, Change
 from harness_gate.findings import Finding, finding
 from harness_gate.rules.transition import Transition, decode, show
 
-APPEND_ONLY = ("approvals.jsonl", "evidence.jsonl")
+APPEND_ONLY = artifacts_root.LOGS
 
 
 def signers_file(changes: Sequence[Change], signers: bytes) -> list[Finding]:
@@ -56,7 +56,7 @@ def artifact_rules(state: Transition, changes: Sequence[Change]) -> list[Finding
                 if name in APPEND_ONLY:
                     if after is None or not grows(before, after, merge=merge):
                         out.append(finding("HG211", path, f"{name} lost or changed lines (it may only grow)"))
-                    elif name == "evidence.jsonl" and not merge:
+                    elif name == artifacts_root.EVIDENCE and not merge:
                         # Only the appended records are new: validating them alone keeps a
                         # long log cheap, and every record was validated when it arrived.
                         out.extend(evidence.validate(path, after[len(before) :], first_line=before.count(b"\n") + 1))
@@ -70,9 +70,9 @@ def artifact_rules(state: Transition, changes: Sequence[Change]) -> list[Finding
                     # Reviews, repairs, pauses and completions are records of what happened:
                     # deleting a completion or a pause would hand authority back.
                     out.append(finding("HG212", path, f"a committed lifecycle record is {what} here"))
-            if not known and after is not None and name == "evidence.jsonl":
+            if not known and after is not None and name == artifacts_root.EVIDENCE:
                 out.extend(evidence.validate(path, after))
-            elif merge and after is not None and name == "evidence.jsonl":
+            elif merge and after is not None and name == artifacts_root.EVIDENCE:
                 out.extend(_validate_merged(path, after, [o.files.get(path, b"") for o in state.olds]))
         else:
             others = True
@@ -128,7 +128,7 @@ def was_approved(old: ArtifactsTree, plan_id: str, name: str, before: bytes) -> 
     log = old.files.get(artifacts_root.approvals_log(artifacts_root.plan_folder(old.artifacts_dir, plan_id)))
     if log is None:
         return False
-    records, _ = approvals_mod.parse("approvals.jsonl", log)
+    records, _ = approvals_mod.parse(artifacts_root.APPROVALS, log)
     from harness_gate.artifacts.artifact import sha256_hex  # noqa: PLC0415
 
     return approvals_mod.status(records, approval_gate, name, sha256_hex(before)) is approvals_mod.Status.APPROVED

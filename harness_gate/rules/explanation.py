@@ -3,8 +3,8 @@ pattern, told from the same tables the rules judge by."""
 
 from __future__ import annotations
 
+from harness_gate import artifacts_root, lifecycle, plans
 from harness_gate import boundary as boundary_mod
-from harness_gate import lifecycle, plans
 from harness_gate.artifacts_tree import ArtifactsTree
 from harness_gate.config import Config
 from harness_gate.rules.artifacts import APPEND_ONLY, amendable, was_approved
@@ -16,7 +16,7 @@ def _explain_artifact(rel: str, cfg: Config, trusted: ArtifactsTree) -> tuple[st
     """The artifact rules, as the gate applies them to a change of `rel`."""
     parts = rel[len(cfg.artifacts_dir) + 1 :].split("/")
     committed = rel in trusted.files
-    if len(parts) == 3 and parts[0] == "plans" and committed:
+    if len(parts) == 3 and parts[0] == artifacts_root.PLANS and committed:
         name = parts[2]
         if name in APPEND_ONLY:
             return "allowed", "an append-only log: lines may be added, never changed or removed (HG211)"

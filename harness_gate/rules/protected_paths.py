@@ -42,7 +42,7 @@ AGENT_DIRS = (".agents", ".claude", ".codex", ".gemini")
 # evidence logs (docs/formats/runtime.md), which its format's rules judge.
 AGENT_DATA = ".codex/harness/evidence/"
 PROTECTED_DIRS = (".github/",)
-APPEND_ONLY = ("approvals.jsonl", "evidence.jsonl")
+APPEND_ONLY = artifacts_root.LOGS
 
 
 def protected(path: str, config_source: str | None, artifacts_dir: str = "") -> str | None:

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from harness_gate import artifacts_root, links
 from harness_gate import boundary as boundary_mod
-from harness_gate import links
 from harness_gate.artifacts_tree import ArtifactsTree
 from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.change import Change
@@ -120,4 +120,4 @@ def touches_code(changes: Sequence[Change], artifacts_dir: str) -> bool:
 
 def added_plans(changes: Sequence[Change]) -> list[bytes]:
     """The added `plan.md` files among the changes (the name first: it is the cheap test)."""
-    return [c.path for c in changes if c.path.endswith(b"/plan.md") and c.added]
+    return [c.path for c in changes if c.path.endswith(b"/" + artifacts_root.PLAN.encode()) and c.added]
