@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from harness_gate import (
     artifacts_tree,
     branches,
+    changesets,
     fingerprints,
     git,
     governance,
@@ -32,7 +33,6 @@ from harness_gate.artifacts_root import EVIDENCE, plan_folder, plans_prefix, sig
 from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.findings import Finding, finding
 from harness_gate.head_requirements import Head, IndexHead, plans_brought, requirements
-from harness_gate.state_facts import GitFacts
 
 # What the stage asks of the head state is head_requirements.py's; callers read it here too.
 __all__ = [
@@ -320,21 +320,11 @@ class _Range:
         self.findings.extend(dataclasses.replace(f, message=prefix + f.message, commit=commit.oid) for f in found)
 
     def _transition(self, commit: git.Commit, own: list[git.Change]) -> rules.Transition:
-        parents = commit.parents
-        merge = len(parents) > 1
-        parent = parents[0] if parents else None
-        return rules.Transition(
-            f"commit {commit.oid}",
-            commit.oid,
-            own,
-            self.state(commit.oid),
-            lambda: [self.state(p) for p in parents] or [artifacts_tree.empty(self.root, self.cfg)],
-            GitFacts(self.root, commit.oid, parent),
-            merge=merge,
-            first_parent=parents[0] if merge else None,
-            parent=parent,
-            load_origins=lambda: self.origins.get(commit.oid, BASE_ONLY),
-        )
+        return changesets.commit(
+            self.root, commit.oid, commit.parents, own, state_of=self.state,
+            empty=lambda: artifacts_tree.empty(self.root, self.cfg),
+            origins=lambda: self.origins.get(commit.oid, BASE_ONLY),
+        )  # fmt: skip
 
     def _behind_base(self, commit: git.Commit, used: set[str]) -> list[Finding]:
         """Only a plan this commit's branch shares with the base can be behind it: the base
@@ -405,6 +395,15 @@ def behind_base(
                 ))  # fmt: skip
                 break
     return out
+
+
+def judge_index(index: changesets.Index, plan_id: str | None) -> tuple[list[Finding], dict[str, Any], Head]:
+    """The index about to be committed (`check --staged`): its one transition judged, and
+    its state as the head whose evidence and review the stage asks for."""
+    used: set[str] = set()
+    found = rules.check_transition(index.transition, plan_id, used=used)
+    data: dict[str, Any] = {"active": True, "changes": len(index.transition.changes), "commits": 0}
+    return found, data, index.head(frozenset(used))
 
 
 def merge_own(

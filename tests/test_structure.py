@@ -267,6 +267,25 @@ def test_each_rule_code_is_raised_in_one_rules_module() -> None:
     assert {code: sorted(where) for code, where in raised.items() if len(where) > 1} == {}
 
 
+def test_every_transition_is_built_in_changesets() -> None:
+    """One module builds the change sets (changesets.py): `Transition(` is called nowhere
+    else in the package, and `check` resolves the change set without reaching the rules,
+    the trust anchors or the plans' origins itself."""
+    builders = sorted(
+        p.relative_to(PACKAGE).as_posix()
+        for p in PACKAGE.rglob("*.py")
+        for node in ast.walk(ast.parse(p.read_text("utf-8"), str(p)))
+        if isinstance(node, ast.Call)
+        and (getattr(node.func, "id", None) == "Transition" or getattr(node.func, "attr", None) == "Transition")
+    )
+    assert sorted(set(builders)) == ["changesets.py"]
+    assert len(builders) >= 4  # the index, a commit, a tool's writes, the work tree at Stop
+    check = _imported(COMMANDS / "check.py")
+    reached = {m for m in check if m.split(".")[:2] in (["harness_gate", "rules"], ["harness_gate", "trust"])}
+    reached |= {m for m in check if m in ("harness_gate.branches", "harness_gate.state_facts")}
+    assert reached == set()
+
+
 # The artifacts root's layout as an f-string spells it: a path below `artifacts_dir` ("/plans",
 # "/allowed_signers"), or a file of a plan folder ("/plan.md", "/evidence.jsonl").
 _LAYOUT = re.compile(r"^/(?:plans\b|allowed_signers\b|plan\.md$|evidence\.jsonl$|approvals\.jsonl$)")

@@ -158,35 +158,15 @@ def judge_paths(
 def _judge_changes(repo: Repository, changes: list[git.Change], out: list[Finding]) -> tuple[list[Finding], str | None]:
     """`out` and the rules' blocking findings for `changes`, judged as the index would be
     with them in it; the plan that allows them when nothing blocks."""
-    from harness_gate import artifacts_tree, branches, git, governance, rules, state_facts, trust  # noqa: PLC0415
+    from harness_gate import changesets, git, governance, rules  # noqa: PLC0415
 
-    root, cfg, head = repo.root, repo.cfg, repo.head
     plan = None
     try:
         with contextlib.ExitStack() as stack:
-            new = artifacts_tree.from_index(root, cfg)
-            anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
-            new = trust.vouched(new, anchors, None)
-            parents = [head, *git.merge_heads(repo.location)]
-
-            def origins() -> branches.Origins:
-                return state_facts.index_origins(root, cfg, parents, new, lambda: git.staged_changes(root, head))
-
-            state = rules.Transition(
-                "work tree",
-                None,
-                changes,
-                new,
-                lambda: [artifacts_tree.from_commit(root, r, cfg) for r in parents],
-                state_facts.GitFacts(root, None, head),
-                first_parent=head,
-                parent=head,
-                load_origins=origins,
-                load_selected=lambda: branches.selected(root),
-            )
+            state = changesets.writes(repo.location, repo.cfg, changes, stack)
             out.extend(f for f in rules.judge_writes(state) if f.blocks)
             if not out:
-                ids = governance.narrow(governance.candidates(new, state.origins), state.selected).ids
+                ids = governance.narrow(governance.candidates(state.new, state.origins), state.selected).ids
                 plan = ids[0] if len(ids) == 1 else ", ".join(ids)
     finally:
         git.discard_started()
@@ -197,19 +177,11 @@ def artifact_findings(repo: Repository, changes: Sequence[git.Change]) -> list[F
     """What `check` would refuse of the work tree's changes under the artifacts root (an
     approvals log or a plan written by hand, a record changed after its approval): the
     gate's own artifact rules (rules.judge_artifacts), HEAD against the work tree."""
-    from harness_gate import artifacts_tree, git, rules, state_facts, trust  # noqa: PLC0415
+    from harness_gate import changesets, git, rules  # noqa: PLC0415
 
-    root, cfg, head = repo.root, repo.cfg, repo.head
     try:
         with contextlib.ExitStack() as stack:
-            old = artifacts_tree.from_commit(root, head, cfg)
-            new = artifacts_tree.worktree_over(old, [rules.decode(c.path) for c in changes])
-            anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
-            new = trust.vouched(new, anchors, None)
-            facts = state_facts.GitFacts(root, None, head)
-            state = rules.Transition(
-                "work tree", None, changes, new, lambda: [old], facts, first_parent=head, parent=head
-            )
+            state = changesets.work_tree(repo.root, repo.cfg, repo.head, changes, stack)
             return [f for f in rules.judge_artifacts(state) if f.blocks]
     finally:
         git.discard_started()

@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_gate import artifacts_tree, branches, cache, git, governance, ranges, rules, trust
-from harness_gate.errors import not_enough_history, nothing_to_judge_in_ci, usage
+from harness_gate import artifacts_tree, cache, changesets, git, governance, ranges
+from harness_gate.errors import not_enough_history, usage
 from harness_gate.findings import Finding
 from harness_gate.ranges import Head
 from harness_gate.report import INACTIVE, Report
-from harness_gate.state_facts import GitFacts, active_at, index_origins
 
 ADOPTING = "harness-gate: a repository's first commit adopts harness-gate and is not judged"
 
@@ -179,44 +178,10 @@ def _view(root: Path, head: Head, plan_id: str | None, findings: Sequence[Findin
 def _check_index(
     location: git.Location, plan_id: str | None, config_file: str | None, stack: contextlib.ExitStack[bool | None]
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
-    root = location.toplevel
-    head = location.head
-    if ranges.adopting(head):
-        return [], {"active": False, "adopting": True, "changes": 0, "commits": 0}, None
-    assert head is not None  # noqa: S101  (ranges.adopting: a commit before this one)
-    cfg = artifacts_tree.trusted_config(root, config_file, head)
-    if not active_at(root, head, cfg):
-        return [], {"active": False, "changes": 0, "commits": 0}, None
-    artifacts_tree.prefetch_index(root, cfg)  # listed by git while the diff is parsed here
-    changes = git.staged_changes(root, head)
-    others = git.merge_heads(location)
-    if others:
-        changes = ranges.merge_own(root, changes, [git.staged_changes(root, o) for o in others], [head, *others], None)
-    if not changes and not others and in_ci() and "GIT_INDEX_FILE" not in os.environ:
-        # A fresh clone in CI (pre-commit.ci, `pre-commit run --all-files` in a workflow):
-        # the index equals HEAD, and "Passed" would say nothing about the branch's commits.
-        # git sets GIT_INDEX_FILE for every commit hook, so a `git commit --allow-empty` made
-        # where CI is set is an ordinary commit with nothing in it, not that case.
-        raise nothing_to_judge_in_ci()
-    new = artifacts_tree.from_index(root, cfg)
-    anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
-    new = trust.vouched(new, anchors, None)
-    parents = [head, *others]
-
-    def olds() -> list[artifacts_tree.ArtifactsTree]:
-        return [artifacts_tree.from_commit(root, r, cfg) for r in parents]
-
-    data: dict[str, Any] = {"active": True, "changes": len(changes), "commits": 0}
-    code = rules.touches_code(changes, cfg.artifacts_dir)
-    used: set[str] = set()
-    state = rules.Transition(
-        "index", None, changes, new, olds, GitFacts(root, None, head), merge=bool(others), first_parent=head,
-        parent=head, load_origins=lambda: index_origins(root, cfg, parents, new, lambda: changes),
-        load_selected=lambda: branches.selected(root),
-    )  # fmt: skip
-    found = rules.check_transition(state, plan_id, used=used)
-    index = ranges.IndexHead(root, new, code, frozenset(used), anchors=anchors, parent=head, transition=state)
-    return found, data, index
+    built = changesets.index(location, config_file, stack, in_ci=in_ci())
+    if isinstance(built, changesets.Skipped):
+        return [], built.data, None
+    return ranges.judge_index(built, plan_id)
 
 
 def _check_commits(
@@ -243,7 +208,7 @@ def _check_commits(
     listing = git.commits(root, new_ref, [old_ref])
     pushed = mode.change_set is ChangeSet.RANGE
     judged = ranges.range_trust(root, config_file, listing, old_ref, new_ref, pushed=pushed)
-    anchors = stack.enter_context(trust.anchors(root, judged.cfg, base=old_ref, head=new_ref))
+    anchors = changesets.anchors(root, judged.cfg, stack, base=old_ref, head=new_ref)
     return ranges.judge(
         root, listing, cfg=judged.cfg, head_oid=new_ref, plan_id=plan_id, every=judged.every, anchors=anchors,
         base=old_ref, states=judged.states, fork_from=judged.fork_from,
@@ -263,7 +228,7 @@ def _push_new(
     listing = git.commits(root, new_ref, [], not_remote=remote)
     cfg = artifacts_tree.trusted_config(root, config_file, new_ref, from_rev=True)
     # No commit here is trusted: signed approvals have no allowed_signers to check against.
-    anchors = stack.enter_context(trust.anchors(root, cfg, base=None, head=new_ref))
+    anchors = changesets.anchors(root, cfg, stack, base=None, head=new_ref)
     return ranges.judge(
         root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=ranges.judges_every_pushed(root, remote),
         anchors=anchors, fork_from=git.default_base(root, cfg.base_branch),

@@ -1,0 +1,169 @@
+"""Every change set's transitions, and the facts about its head state, built in one place.
+
+A check judges transitions (harness_gate.rules): the index about to be committed, each
+commit of a range, the writes a coding agent's tool is about to make, the work tree at
+Stop. Each is built here from git (through state_facts and harness_gate.git): its changes,
+its new state vouched for by the check's trust anchors, its parents' states read on demand,
+where its plans came from and the branch's local selection. The callers judge what this
+returns; none of them builds a `Transition` itself (tests/test_structure.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness_gate import artifacts_tree, branches, git, trust
+from harness_gate.branches import BASE_ONLY, Origins
+from harness_gate.head_requirements import Head, IndexHead
+from harness_gate.rules import Transition, decode, touches_code
+from harness_gate.state_facts import GitFacts, active_at, index_origins
+
+if TYPE_CHECKING:
+    from harness_gate.config import Config
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A change set the gate does not judge: the repository's first commit (it adopts
+    harness-gate), or a repository where the gate is off. `data` is the report's."""
+
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Index:
+    """The index about to be committed onto HEAD (and a merge's other heads), as one
+    transition, with the facts about it as the head state of `check --staged`."""
+
+    root: Path
+    transition: Transition
+    anchors: trust.Anchors
+    head_commit: str
+
+    @property
+    def code_changed(self) -> bool:
+        return touches_code(self.transition.changes, self.transition.new.config.artifacts_dir)
+
+    def head(self, used: frozenset[str]) -> Head:
+        """The index as the state whose evidence and review count; `used`: the plans that
+        authorised its code."""
+        new = self.transition.new
+        return IndexHead(
+            self.root, new, self.code_changed, used, anchors=self.anchors, parent=self.head_commit,
+            transition=self.transition,
+        )  # fmt: skip
+
+
+def index(
+    location: git.Location, config_file: str | None, stack: contextlib.ExitStack[bool | None], *, in_ci: bool
+) -> Index | Skipped:
+    """The index against HEAD, under HEAD's configuration (the trusted side). `in_ci`: an
+    index that equals HEAD is refused there (HG950), not passed."""
+    from harness_gate import ranges  # noqa: PLC0415  (ranges imports this module)
+    from harness_gate.errors import nothing_to_judge_in_ci  # noqa: PLC0415
+
+    root = location.toplevel
+    head = location.head
+    if ranges.adopting(head):
+        return Skipped({"active": False, "adopting": True, "changes": 0, "commits": 0})
+    assert head is not None  # noqa: S101  (ranges.adopting: a commit before this one)
+    cfg = artifacts_tree.trusted_config(root, config_file, head)
+    if not active_at(root, head, cfg):
+        return Skipped({"active": False, "changes": 0, "commits": 0})
+    artifacts_tree.prefetch_index(root, cfg)  # listed by git while the diff is parsed here
+    changes = git.staged_changes(root, head)
+    others = git.merge_heads(location)
+    if others:
+        changes = ranges.merge_own(root, changes, [git.staged_changes(root, o) for o in others], [head, *others], None)
+    if not changes and not others and in_ci and "GIT_INDEX_FILE" not in os.environ:
+        # A fresh clone in CI (pre-commit.ci, `pre-commit run --all-files` in a workflow):
+        # the index equals HEAD, and "Passed" would say nothing about the branch's commits.
+        # git sets GIT_INDEX_FILE for every commit hook, so a `git commit --allow-empty` made
+        # where CI is set is an ordinary commit with nothing in it, not that case.
+        raise nothing_to_judge_in_ci()
+    new = artifacts_tree.from_index(root, cfg)
+    anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
+    new = trust.vouched(new, anchors, None)
+    parents = [head, *others]
+
+    def olds() -> list[artifacts_tree.ArtifactsTree]:
+        return [artifacts_tree.from_commit(root, r, cfg) for r in parents]
+
+    state = Transition(
+        "index", None, changes, new, olds, GitFacts(root, None, head), merge=bool(others), first_parent=head,
+        parent=head, load_origins=lambda: index_origins(root, cfg, parents, new, lambda: changes),
+        load_selected=lambda: branches.selected(root),
+    )  # fmt: skip
+    return Index(root, state, anchors, head)
+
+
+def anchors(
+    root: Path, cfg: Config, stack: contextlib.ExitStack[bool | None], *, base: str | None, head: str | None
+) -> trust.Anchors:
+    """The check's trust anchors (trust.py), held open until the check ends: what a
+    range's states are vouched for by."""
+    return stack.enter_context(trust.anchors(root, cfg, base=base, head=head))
+
+
+def commit(
+    root: Path,
+    oid: str,
+    parents: Sequence[str],
+    changes: Sequence[git.Change],
+    *,
+    state_of: Callable[[str], artifacts_tree.ArtifactsTree],
+    empty: Callable[[], artifacts_tree.ArtifactsTree],
+    origins: Callable[[], Origins] = lambda: BASE_ONLY,
+) -> Transition:
+    """One commit of a range: `changes` its own (a merge's, beyond git's merge of its
+    parents), `state_of` a commit's vouched state, `empty` the state before a root commit."""
+
+    def olds() -> list[artifacts_tree.ArtifactsTree]:
+        return [state_of(p) for p in parents] or [empty()]
+
+    merge = len(parents) > 1
+    parent = parents[0] if parents else None
+    return Transition(
+        f"commit {oid}", oid, changes, state_of(oid), olds, GitFacts(root, oid, parent), merge=merge,
+        first_parent=parent if merge else None, parent=parent, load_origins=origins,
+    )  # fmt: skip
+
+
+def writes(
+    location: git.Location, cfg: Config, changes: Sequence[git.Change], stack: contextlib.ExitStack[bool | None]
+) -> Transition:
+    """The index as it would be with a coding agent's writes in it (docs/agents.md): its
+    plans chosen as `check --staged` chooses them, the writes judged as its changes."""
+    root, head = location.toplevel, location.head
+    assert head is not None  # noqa: S101  (the hook judges no unborn branch)
+    new = artifacts_tree.from_index(root, cfg)
+    anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
+    new = trust.vouched(new, anchors, None)
+    parents = [head, *git.merge_heads(location)]
+
+    def origins() -> Origins:
+        return index_origins(root, cfg, parents, new, lambda: git.staged_changes(root, head))
+
+    return Transition(
+        "work tree", None, changes, new, lambda: [artifacts_tree.from_commit(root, r, cfg) for r in parents],
+        GitFacts(root, None, head), first_parent=head, parent=head, load_origins=origins,
+        load_selected=lambda: branches.selected(root),
+    )  # fmt: skip
+
+
+def work_tree(
+    root: Path, cfg: Config, head: str, changes: Sequence[git.Change], stack: contextlib.ExitStack[bool | None]
+) -> Transition:
+    """HEAD against the work tree, for the artifact rules at Stop: the artifacts root as
+    the work tree holds it at the changed paths, HEAD's elsewhere."""
+    old = artifacts_tree.from_commit(root, head, cfg)
+    new = artifacts_tree.worktree_over(old, [decode(c.path) for c in changes])
+    anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
+    new = trust.vouched(new, anchors, None)
+    facts = GitFacts(root, None, head)
+    return Transition("work tree", None, changes, new, lambda: [old], facts, first_parent=head, parent=head)
