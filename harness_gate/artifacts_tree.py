@@ -409,7 +409,7 @@ def _from_entries(
     return ArtifactsTree(label, root, cfg, files, tuple(problems), _root_exists=bool(listed))
 
 
-def assemble(  # noqa: PLR0913  (keyword-only facts; a bundle would be a type used once)
+def assemble(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
     root: Path,
     label: str,
     cfg: config_mod.Config,

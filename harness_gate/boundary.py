@@ -307,6 +307,13 @@ class Boundary:
         return all(self.matches(p) for p in _UNIVERSE_PROBES)
 
 
+def prefix_index(compiled: Boundary) -> tuple[frozenset[bytes], frozenset[bytes]]:
+    """The paths `compiled` allows by name, and the directories it allows every path below
+    (`DIR/**`, `DIR/`, and a literal pattern, like git): what `matches` answers first, with
+    no wildcard matched. A sound part of the boundary, never more of it."""
+    return compiled._literal, compiled._literal_dirs | compiled._literal
+
+
 # Paths joined at a time by `holding`: joining holds a buffer descriptor of ~80 bytes per
 # item besides the joined bytes, 8 MB for 100k paths at once.
 _HOLDING_BATCH = 4096

@@ -303,7 +303,7 @@ def failure_code(status: str) -> str:
     return REASON_CODES["failed" if status == "FAIL" else "timeout"]
 
 
-def freshness(  # noqa: PLR0913  (keyword-only facts; a bundle would be a type used once)
+def freshness(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
     records: Mapping[str, Record],
     commands: Sequence[Mapping[str, Any]],
     *,

@@ -27,7 +27,7 @@ def _explain_artifact(rel: str, cfg: Config, trusted: ArtifactsTree) -> tuple[st
     return "allowed", "inside the artifacts root: no plan needed, but it must be a valid artifact"
 
 
-def explain(  # noqa: PLR0913  (keyword-only facts; a bundle would be a type used once)
+def explain(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
     rel: str,
     cfg: Config,
     allowed: boundary_mod.Boundary | None,
