@@ -147,7 +147,7 @@ def run() -> Report:
     plan = resolve(root, event, _payload())
     if plan.base is None or plan.head is None:
         return Report("check", data={"event": event, "skipped": plan.why}, lines=(plan.why,))
-    mode = check.Mode(check.ChangeSet.BASE, plan.base, plan.head)
+    mode = check.ChangeSetRequest(check.ChangeSet.BASE, plan.base, plan.head)
     report = check.run_check(
         root,
         stage=stage,

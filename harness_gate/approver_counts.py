@@ -20,21 +20,21 @@ class Counted:
     uncommitted: tuple[str, ...]  # principals named by records the work tree holds and HEAD does not
 
 
-def counted(root: Path, snap: artifacts_tree.ArtifactsTree, plan_id: str) -> Counted:
-    if not snap.config.approvers:
+def counted(root: Path, artifacts: artifacts_tree.ArtifactsTree, plan_id: str) -> Counted:
+    if not artifacts.config.approvers:
         return Counted((), ())
     try:
-        base = git.default_base(root, snap.config.base_branch)
+        base = git.default_base(root, artifacts.config.base_branch)
     except HarnessGateError:
         base = None  # no base branch here: HEAD's records are counted by name
-    cfg = artifacts_tree.read_config(root, base) if base is not None else snap.config
+    cfg = artifacts_tree.read_config(root, base) if base is not None else artifacts.config
     with trust.head_state(root, cfg, base) as head:
-        if head is None or artifacts_root.plan_file(snap.artifacts_dir, plan_id) not in head.files:
-            folder = plans.load(snap, plan_id)  # nothing committed yet: the work tree, by name
-            return Counted(tuple(approvers.view(snap, folder, lifecycle.replay(folder))), ())
+        if head is None or artifacts_root.plan_file(artifacts.artifacts_dir, plan_id) not in head.files:
+            folder = plans.load(artifacts, plan_id)  # nothing committed yet: the work tree, by name
+            return Counted(tuple(approvers.view(artifacts, folder, lifecycle.replay(folder))), ())
         folder = plans.load(head, plan_id)
         views = tuple(approvers.view(head, folder, lifecycle.replay(folder)))
         committed = {(a.seq, a.sha256) for a in folder.approvals}
-    here = plans.load(snap, plan_id)
+    here = plans.load(artifacts, plan_id)
     fresh = [a for a in here.approvals if (a.seq, a.sha256) not in committed]
     return Counted(views, tuple(dict.fromkeys(approvers.principal_of(a.approver) for a in fresh)))

@@ -148,8 +148,7 @@ def from_codeowners(rule: Approvers, data: bytes | None, artifacts_dir: str) -> 
         # A later line shadows only what it surely owns: its first, narrow translation
         # (`docs/*`, not the `docs/*/**` a rule asks for besides).
         later = tuple(pats[0] for _, pats, _, _ in entries[i + 1 :])
-        out.append(Approvers(f"{rule.name}:{n}", patterns, owners, rule.count, rule.exclude_author,
-                             shadowed_by=later))  # fmt: skip
+        out.append(Approvers(f"{rule.name}:{n}", patterns, owners, rule.count, rule.exclude_author, shadowed_by=later))
     return out, None
 
 
@@ -189,8 +188,8 @@ def principal_of(approver: str) -> str:
     return m.group(1) if m else approver
 
 
-def tally(rule: Approvers, snap: ArtifactsTree, records: Sequence[Approval], artifact: str) -> Tally:
-    who = snap.who
+def tally(rule: Approvers, artifacts: ArtifactsTree, records: Sequence[Approval], artifact: str) -> Tally:
+    who = artifacts.who
     verified = who is not None and who.unverified is None
     authors: frozenset[str] = frozenset()
     unknown_author = None
@@ -217,22 +216,24 @@ def tally(rule: Approvers, snap: ArtifactsTree, records: Sequence[Approval], art
     return Tally(rule, artifact, tuple(approved), tuple(uncounted), verified, unknown_author, mine)
 
 
-def _reader(snap: ArtifactsTree, read: Callable[[str], bytes | None] | None) -> Callable[[str], bytes | None] | None:
-    return snap.who.trusted_file if snap.who is not None else read
+def _reader(
+    artifacts: ArtifactsTree, read: Callable[[str], bytes | None] | None
+) -> Callable[[str], bytes | None] | None:
+    return artifacts.who.trusted_file if artifacts.who is not None else read
 
 
 def tallies(
-    snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle, read: Callable[[str], bytes | None] | None = None
+    artifacts: ArtifactsTree, folder: PlanFolder, life: Lifecycle, read: Callable[[str], bytes | None] | None = None
 ) -> list[Tally]:
     """Each reached rule's count, for every artifact that put a boundary in force (the
     plan, each accepted amendment): code written under a boundary that reached a rule
     answers to it, though a later amendment narrowed the boundary.
     `read`: the trusted side's files, where the state has no signatures to read them by."""
-    rules, _ = expanded(snap.config.approvers, _reader(snap, read), snap.artifacts_dir)
-    return _tallies(snap, folder, life, rules)
+    rules, _ = expanded(artifacts.config.approvers, _reader(artifacts, read), artifacts.artifacts_dir)
+    return _tallies(artifacts, folder, life, rules)
 
 
-def _tallies(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle, rules: Sequence[Approvers]) -> list[Tally]:
+def _tallies(artifacts: ArtifactsTree, folder: PlanFolder, life: Lifecycle, rules: Sequence[Approvers]) -> list[Tally]:
     if not rules or life.policy is None or folder.plan is None:
         return []
     out: list[Tally] = []
@@ -248,28 +249,31 @@ def _tallies(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle, rules: Se
             # counted as approved by nobody (fail closed), never skipped.
             gate, sha = (art.kind.approval_gate, art.sha256) if art is not None else ("amendment", "")
         records = _since_change(folder.approvals, gate, name, sha) if sha else []
-        out += [tally(rule, snap, records, source) for rule in reached(rules, policy.boundary)]
+        out += [tally(rule, artifacts, records, source) for rule in reached(rules, policy.boundary)]
     return out
 
 
-def findings(snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle) -> list[Finding]:
+def findings(artifacts: ArtifactsTree, folder: PlanFolder, life: Lifecycle) -> list[Finding]:
     """HG224 for each reached rule whose count falls short, HG225 where the author a rule
     excludes cannot be known, HG220 where no signature can be counted at all."""
     out: list[Finding] = []
-    who = snap.who
-    rules, problems = expanded(snap.config.approvers, _reader(snap, None), snap.artifacts_dir)
+    who = artifacts.who
+    rules, problems = expanded(artifacts.config.approvers, _reader(artifacts, None), artifacts.artifacts_dir)
     if folder.plan is not None and life.policy is not None:
         out += [finding("HG226", life.policy.source, why) for why in problems]
-    for t in _tallies(snap, folder, life, rules):
+    for t in _tallies(artifacts, folder, life, rules):
         if who is not None and who.commit is not None and who.unverified is not None:
             why = who.unverified
             out.append(finding("HG220", t.artifact, f"the `{t.rule.name}` approvers cannot be counted: {why}"))
             continue
         if t.unknown_author is not None:
-            out.append(finding(
-                "HG225", t.artifact, f"the `{t.rule.name}` rule does not count the author, who cannot be known: "
-                f"{t.unknown_author}",
-            ))  # fmt: skip
+            out.append(
+                finding(
+                    "HG225",
+                    t.artifact,
+                    f"the `{t.rule.name}` rule does not count the author, who cannot be known: {t.unknown_author}",
+                )
+            )
         if t.needed:
             out.append(finding("HG224", t.artifact, describe(t)))
     return out
@@ -291,7 +295,7 @@ def describe(t: Tally) -> str:
 
 
 def view(
-    snap: ArtifactsTree, folder: PlanFolder, life: Lifecycle, read: Callable[[str], bytes | None] | None = None
+    artifacts: ArtifactsTree, folder: PlanFolder, life: Lifecycle, read: Callable[[str], bytes | None] | None = None
 ) -> list[dict[str, Any]]:
     """Who has approved and who is still needed, per reached rule (status, the PR view)."""
     return [
@@ -307,7 +311,7 @@ def view(
             "verified": t.verified,
             "not_counted": [{"who": who, "why": why} for who, why in t.uncounted],
         }
-        for t in tallies(snap, folder, life, read)
+        for t in tallies(artifacts, folder, life, read)
     ]
 
 

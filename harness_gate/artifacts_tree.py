@@ -501,8 +501,10 @@ def _named_blob(root: Path, rev: str, rel: str) -> bytes:
         raise ConfigError(f"{rel} is not a file in the trusted commit {rev[:12]}")
     data, sizes = git.read_blobs_capped(root, {entry.oid: config_mod.CONFIG_CAP})
     if entry.oid not in data:
-        raise ConfigError(f"{rel} is larger than the {config_mod.CONFIG_CAP} byte cap for a configuration file "
-                          f"({sizes[entry.oid]} bytes)")  # fmt: skip
+        raise ConfigError(
+            f"{rel} is larger than the {config_mod.CONFIG_CAP} byte cap for a configuration file "
+            f"({sizes[entry.oid]} bytes)"
+        )
     return data[entry.oid]
 
 
@@ -512,10 +514,15 @@ def ignored_config(root: Path) -> list[Finding]:
     read = _worktree_config_files(root)
     if not config_mod.ignored_table(read.get(config_mod.CONFIG_FILE), read.get("pyproject.toml")):
         return []
-    return [finding(
-        "HG902", "pyproject.toml", f"its [tool.harness-gate] table is not read: {config_mod.CONFIG_FILE} is the "
-        "configuration (docs/config.md)", severity=Severity.WARNING,
-    )]  # fmt: skip
+    return [
+        finding(
+            "HG902",
+            "pyproject.toml",
+            f"its [tool.harness-gate] table is not read: {config_mod.CONFIG_FILE} is the "
+            "configuration (docs/config.md)",
+            severity=Severity.WARNING,
+        )
+    ]
 
 
 def file_reader(root: Path, rev: str | None) -> Callable[[str], bytes | None]:

@@ -233,9 +233,14 @@ class Boundary:
             return {k: tuple(v) for k, v in d.items()}
 
         return cls(
-            tuple(patterns), frozenset(literal), frozenset(dirs), freeze(star_last), freeze(by_dir), freeze(by_name),
+            tuple(patterns),
+            frozenset(literal),
+            frozenset(dirs),
+            freeze(star_last),
+            freeze(by_dir),
+            freeze(by_name),
             tuple(rest),
-        )  # fmt: skip
+        )
 
     def _fullmatch(self, kind: str, key: bytes, raws: tuple[bytes, ...], path: bytes) -> bool:
         regexes = self._compiled.get((kind, key))

@@ -93,9 +93,13 @@ def locally(
     # what lies behind them is not here to walk.
     cut = sorted(git.shallow_commits(root))
     listing = git.commits(
-        root, parents, cut, not_refs=git.base_refs(cfg.base_branch), paths=[artifacts_root.prefix(cfg.artifacts_dir)],
+        root,
+        parents,
+        cut,
+        not_refs=git.base_refs(cfg.base_branch),
+        paths=[artifacts_root.prefix(cfg.artifacts_dir)],
         limit=git.BRANCH_COMMITS_LIMIT,
-    )  # fmt: skip
+    )
     if not listing and added is not None and len(parents) == 1:
         return Origins(own=added & mine, added=added)  # HEAD is the base's: only what this state adds is its own
     from harness_gate import history  # noqa: PLC0415  (only with commits of the branch's own)

@@ -54,9 +54,14 @@ class Index:
         authorised its code."""
         new = self.transition.new
         return IndexHead(
-            self.root, new, self.code_changed, used, anchors=self.anchors, parent=self.head_commit,
+            self.root,
+            new,
+            self.code_changed,
+            used,
+            anchors=self.anchors,
+            parent=self.head_commit,
             transition=self.transition,
-        )  # fmt: skip
+        )
 
 
 def index(
@@ -94,12 +99,20 @@ def index(
     def olds() -> list[artifacts_tree.ArtifactsTree]:
         return [artifacts_tree.from_commit(root, r, cfg) for r in parents]
 
-    state = Transition(
-        "index", None, changes, new, olds, GitFacts(root, None, head), merge=bool(others), first_parent=head,
-        parent=head, load_origins=lambda: index_origins(root, cfg, parents, new, lambda: changes),
+    transition = Transition(
+        "index",
+        None,
+        changes,
+        new,
+        olds,
+        GitFacts(root, None, head),
+        merge=bool(others),
+        first_parent=head,
+        parent=head,
+        load_origins=lambda: index_origins(root, cfg, parents, new, lambda: changes),
         load_selected=lambda: branches.selected(root),
-    )  # fmt: skip
-    return Index(root, state, anchors, head)
+    )
+    return Index(root, transition, anchors, head)
 
 
 def anchors(
@@ -129,9 +142,17 @@ def commit(  # noqa: PLR0913  (the facts it works from; a bundle of them would b
     merge = len(parents) > 1
     parent = parents[0] if parents else None
     return Transition(
-        f"commit {oid}", oid, changes, state_of(oid), olds, GitFacts(root, oid, parent), merge=merge,
-        first_parent=parent if merge else None, parent=parent, load_origins=origins,
-    )  # fmt: skip
+        f"commit {oid}",
+        oid,
+        changes,
+        state_of(oid),
+        olds,
+        GitFacts(root, oid, parent),
+        merge=merge,
+        first_parent=parent if merge else None,
+        parent=parent,
+        load_origins=origins,
+    )
 
 
 def writes(
@@ -150,10 +171,17 @@ def writes(
         return index_origins(root, cfg, parents, new, lambda: git.staged_changes(root, head))
 
     return Transition(
-        "work tree", None, changes, new, lambda: [artifacts_tree.from_commit(root, r, cfg) for r in parents],
-        GitFacts(root, None, head), first_parent=head, parent=head, load_origins=origins,
+        "work tree",
+        None,
+        changes,
+        new,
+        lambda: [artifacts_tree.from_commit(root, r, cfg) for r in parents],
+        GitFacts(root, None, head),
+        first_parent=head,
+        parent=head,
+        load_origins=origins,
         load_selected=lambda: branches.selected(root),
-    )  # fmt: skip
+    )
 
 
 def work_tree(

@@ -281,9 +281,17 @@ def check(  # noqa: PLR0913  (one argument per command-line option)
 ) -> None:
     """Block changes outside the approved write boundary. Exit 0 allowed, 1 blocked, 2 error."""
     runs.check(
-        stage=stage, staged=staged, range_=range_, base=base, head=head, plan_id=plan_id,
-        config_file=config_file, reverify=reverify, landed=landed, fmt=fmt,
-    )  # fmt: skip
+        stage=stage,
+        staged=staged,
+        range_=range_,
+        base=base,
+        head=head,
+        plan_id=plan_id,
+        config_file=config_file,
+        reverify=reverify,
+        landed=landed,
+        fmt=fmt,
+    )
 
 
 @cli.command("pre-receive", short_help="Judge a push on the server (git's pre-receive hook).")

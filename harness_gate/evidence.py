@@ -25,9 +25,19 @@ SCHEMA_ID = "harness-gate.evidence/v2"
 # v1 records name no plan: still valid lines (reviews cite them), never fresh for a plan.
 SCHEMA_V1 = "harness-gate.evidence/v1"
 KEY_ORDER = [
-    "schema", "command_id", "command", "exit_code", "status", "key_output", "timestamp", "duration_ms", "tree",
-    "plan", "plan_sha256", "policy",
-]  # fmt: skip
+    "schema",
+    "command_id",
+    "command",
+    "exit_code",
+    "status",
+    "key_output",
+    "timestamp",
+    "duration_ms",
+    "tree",
+    "plan",
+    "plan_sha256",
+    "policy",
+]
 KEY_ORDER_V1 = [k for k in KEY_ORDER if k != "plan"]
 KEY_OUTPUT_CHARS = 4000
 ID_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")

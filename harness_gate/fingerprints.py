@@ -48,10 +48,11 @@ def _refuse_unborn(root: Path) -> None:
     for xy, path in git.status_records(root):
         if xy == "??" and path.endswith("/") and git.resolve(root / path, "HEAD") is None:
             raise Refused(
-                "HG311", path.rstrip("/"),
+                "HG311",
+                path.rstrip("/"),
                 f"`{path}` is a repository of its own with no commit: git cannot add it, so the work tree has "
                 "no fingerprint",
-            )  # fmt: skip
+            )
 
 
 def untracked_listed(records: Sequence[tuple[str, str]]) -> list[str] | None:
@@ -132,9 +133,14 @@ def untracked_warning(found: Sequence[str], path: str) -> list[Finding]:
     shown = ", ".join(found[:SHOWN_FILES]) + (
         f" and {len(found) - SHOWN_FILES} more" if len(found) > SHOWN_FILES else ""
     )
-    return [finding(
-        "HG310", path, f"untracked files are part of the tree verify records: {shown}", severity=Severity.WARNING,
-    )]  # fmt: skip
+    return [
+        finding(
+            "HG310",
+            path,
+            f"untracked files are part of the tree verify records: {shown}",
+            severity=Severity.WARNING,
+        )
+    ]
 
 
 def what_changed(root: Path, before: str, after: str) -> str:
@@ -155,14 +161,16 @@ def refuse_hidden(root: Path) -> None:
     dirty = git.dirty_submodules(root)
     if dirty:
         raise Refused(
-            "HG308", dirty[0],
+            "HG308",
+            dirty[0],
             f"submodule(s) with uncommitted changes: {', '.join(dirty[:3])}; the fingerprint records only their commit",
             "Commit (or discard) the changes inside the submodule first.",
-        )  # fmt: skip
+        )
     hidden = git.hidden_edits(root)
     if hidden:
         raise Refused(
-            "HG308", hidden[0],
+            "HG308",
+            hidden[0],
             f"the index hides edits to {len(hidden)} path(s) ({', '.join(hidden[:3])}): "
             "evidence would speak of a tree that is not on disk",
-        )  # fmt: skip
+        )

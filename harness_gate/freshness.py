@@ -45,7 +45,7 @@ def required_commands(life: lifecycle.Lifecycle) -> list[Mapping[str, Any]]:
 
 
 def state_freshness(
-    snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
+    artifacts: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
 ) -> tuple[list[evidence.Freshness], list[Finding]]:
     """Freshness of every required command for the state whose fingerprint is `tree`."""
     if life.policy is None or life.plan_sha256 is None:
@@ -53,10 +53,10 @@ def state_freshness(
     rel = artifacts_root.evidence_log(folder.path)
     commands = required_commands(life)
     ids = [c["id"] for c in commands]
-    if rel in snap.logs:
-        records, problems = evidence.newest_in_file(rel, snap.logs[rel], ids)
+    if rel in artifacts.logs:
+        records, problems = evidence.newest_in_file(rel, artifacts.logs[rel], ids)
     else:
-        records, problems = evidence.newest(rel, snap.files.get(rel, b""), ids)
+        records, problems = evidence.newest(rel, artifacts.files.get(rel, b""), ids)
     policy = evidence.policy_hash(life.policy.verification)
     fresh = evidence.freshness(
         records, commands, tree=tree, plan=folder.plan_id, plan_sha256=life.plan_sha256, policy=policy
@@ -66,7 +66,7 @@ def state_freshness(
 
 def freshness_findings(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
     facts: RepoFacts,
-    snap: artifacts_tree.ArtifactsTree,
+    artifacts: artifacts_tree.ArtifactsTree,
     folder: plans.PlanFolder,
     life: lifecycle.Lifecycle,
     tree: str,
@@ -75,7 +75,7 @@ def freshness_findings(  # noqa: PLR0913  (the facts it works from; a bundle of 
 ) -> list[Finding]:
     """Why each required command's evidence is not fresh for `tree`. `accept` (a landed
     range): a PASS for another tree it accepts is a warning, not a block."""
-    fresh, problems = state_freshness(snap, folder, life, tree)
+    fresh, problems = state_freshness(artifacts, folder, life, tree)
     rel = artifacts_root.evidence_log(folder.path)
     out = list(problems)
     for f in fresh:
@@ -113,8 +113,13 @@ def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.
     here = fingerprints.fingerprint_worktree(root, cfg, fingerprints.Inputs.now(root, cfg).unwritten())
     rel = artifacts_root.evidence_log(folder.path)
     if here != tree:
-        return [finding("HG302", rel, f"--reverify needs the head checked out: the work tree is {here[:12]}, "
-                        f"the head is {tree[:12]}")]  # fmt: skip
+        return [
+            finding(
+                "HG302",
+                rel,
+                f"--reverify needs the head checked out: the work tree is {here[:12]}, the head is {tree[:12]}",
+            )
+        ]
     out = []
     for cmd in required_commands(life):
         # What the runner reads when the step ends: a command found the files by their path
@@ -124,8 +129,13 @@ def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.
         written = runner.restore_channels(channels)
         if written:
             files = f"{'file' if len(written) == 1 else 'files'} {', '.join(written)}"
-            out.append(finding("HG340", rel, f"`{cmd['id']}` (re-run in CI) wrote the runner's {files}: "
-                               "put back as before the command"))  # fmt: skip
+            out.append(
+                finding(
+                    "HG340",
+                    rel,
+                    f"`{cmd['id']}` (re-run in CI) wrote the runner's {files}: put back as before the command",
+                )
+            )
         if fingerprints.fingerprint_worktree(root, cfg) != tree:
             out.append(finding("HG305", rel, f"`{cmd['id']}` (re-run in CI) changed the work tree"))
         elif outcome.status != "PASS":
@@ -136,18 +146,20 @@ def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.
 
 
 def require_fresh_evidence(
-    snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
+    artifacts: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
 ) -> list[dict[str, str]]:
     """The references to the fresh evidence a review or a completion binds; refused (HG301)
     when any required command's evidence is not fresh for `tree`."""
-    fresh, problems = state_freshness(snap, folder, life, tree)
+    fresh, problems = state_freshness(artifacts, folder, life, tree)
     stale = [f for f in fresh if not f.fresh]
     if problems or stale:
         why = problems[0].message if problems else ", ".join(f"`{f.command_id}`: {f.reason}" for f in stale)
         raise Refused(
-            "HG301", artifacts_root.evidence_log(folder.path), f"evidence is not fresh for this tree ({why})",
+            "HG301",
+            artifacts_root.evidence_log(folder.path),
+            f"evidence is not fresh for this tree ({why})",
             "Run `harness-gate verify` first.",
-        )  # fmt: skip
+        )
     return [{"command_id": f.command_id, "record_sha256": f.record.sha256} for f in fresh if f.record is not None]
 
 
@@ -344,10 +356,11 @@ def completing_review(folder: plans.PlanFolder, life: lifecycle.Lifecycle) -> tu
     latest = latest_review(folder)
     if life.state is not lifecycle.PlanState.REVIEWING or latest is None:
         raise Refused(
-            "HG405", artifacts_root.plan_md(folder.path),
+            "HG405",
+            artifacts_root.plan_md(folder.path),
             f"plan `{folder.plan_id}` is {life.state.value}: completion needs a PASS or PASS_WITH_NOTES review",
             "Ask for a review first: `harness-gate review new`, and have the reviewer fill it in.",
-        )  # fmt: skip
+        )
     return latest
 
 
@@ -355,7 +368,8 @@ def require_reviewed_tree(folder: plans.PlanFolder, name: str, review: Artifact,
     """Refused (HG413) when the review is of another tree than `tree`."""
     if review.value("Binding")["tree"] != tree:
         raise Refused(
-            "HG413", f"{folder.path}/{name}",
+            "HG413",
+            f"{folder.path}/{name}",
             f"{name} reviewed tree {review.value('Binding')['tree'][:12]}, the work tree is {tree[:12]}",
             "The files changed after the review: `harness-gate verify`, then `harness-gate review new`.",
-        )  # fmt: skip
+        )

@@ -44,48 +44,48 @@ class Candidates:
     why: str  # how they were chosen, for people
 
 
-def present(snap: ArtifactsTree) -> set[str]:
-    return set(_folders(snap)[0])
+def present(artifacts: ArtifactsTree) -> set[str]:
+    return set(_folders(artifacts)[0])
 
 
-def holds_completion(snap: ArtifactsTree, plan_id: str) -> bool:
+def holds_completion(artifacts: ArtifactsTree, plan_id: str) -> bool:
     """Whether the plan folder holds a Completion: then the plan governs nothing, whether
     the Completion is valid (the plan ended) or not (its lifecycle has a blocking finding,
     reported where the folder changes and by `lint`). Deciding by the file name keeps a
     long-lived base branch, which keeps every plan it ever merged, from being replayed."""
-    return plan_id in _folders(snap)[1]
+    return plan_id in _folders(artifacts)[1]
 
 
-def _folders(snap: ArtifactsTree) -> tuple[frozenset[str], frozenset[str]]:
+def _folders(artifacts: ArtifactsTree) -> tuple[frozenset[str], frozenset[str]]:
     """The plans of a state and those holding a Completion, from one pass over its paths."""
-    found: tuple[frozenset[str], frozenset[str]] | None = snap.memo.get("governance.folders")
+    found: tuple[frozenset[str], frozenset[str]] | None = artifacts.memo.get("governance.folders")
     if found is None:
-        prefix = artifacts_root.plans_prefix(snap.artifacts_dir)
+        prefix = artifacts_root.plans_prefix(artifacts.artifacts_dir)
         ended = set()
-        for path in snap.files:
+        for path in artifacts.files:
             if path.startswith(prefix):
                 plan_id, _, name = path[len(prefix) :].partition("/")
                 if _COMPLETION.match(name):
                     ended.add(plan_id)
-        found = snap.memo["governance.folders"] = (
-            frozenset(plans_in(snap.files, snap.artifacts_dir)),
+        found = artifacts.memo["governance.folders"] = (
+            frozenset(plans_in(artifacts.files, artifacts.artifacts_dir)),
             frozenset(ended),
         )
     return found
 
 
-def candidates(snap: ArtifactsTree, origins: Origins, *, ending: frozenset[str] = frozenset()) -> Candidates:
+def candidates(artifacts: ArtifactsTree, origins: Origins, *, ending: frozenset[str] = frozenset()) -> Candidates:
     """`ending`: the plans whose Completion the judged change itself adds."""
-    here = present(snap)
+    here = present(artifacts)
     own = sorted(origins.own & here)
-    mine = [i for i in own if not holds_completion(snap, i)]
+    mine = [i for i in own if not holds_completion(artifacts, i)]
     lives = (origins.added | ending) - origins.foreign
-    whole = [i for i in sorted(lives & here) if holds_completion(snap, i)]
+    whole = [i for i in sorted(lives & here) if holds_completion(artifacts, i)]
     if mine or whole:
         ids, why = [*mine, *whole], "started on this branch"
     else:
         base = sorted(here - origins.own - origins.foreign)
-        ids, why = [i for i in base if not holds_completion(snap, i)], "open on the base branch"
+        ids, why = [i for i in base if not holds_completion(artifacts, i)], "open on the base branch"
     return Candidates(tuple(ids), frozenset(whole), why)
 
 
@@ -96,10 +96,10 @@ def narrow(found: Candidates, selected: str | None) -> Candidates:
     return Candidates((selected,), found.whole_life, "selected for this branch (harness-gate plan use)")
 
 
-def no_candidate(snap: ArtifactsTree, origins: Origins) -> tuple[str, str, str]:
+def no_candidate(artifacts: ArtifactsTree, origins: Origins) -> tuple[str, str, str]:
     """(rule code, path, reason) for a state where no plan governs."""
-    here = present(snap)
-    plans_dir = artifacts_root.plans_dir(snap.artifacts_dir)
+    here = present(artifacts)
+    plans_dir = artifacts_root.plans_dir(artifacts.artifacts_dir)
     own = sorted(origins.own & here)
     foreign = sorted(origins.foreign & here)
     if foreign and not own:
@@ -108,11 +108,11 @@ def no_candidate(snap: ArtifactsTree, origins: Origins) -> tuple[str, str, str]:
     ended = own or (sorted(here) if len(here) == 1 else [])
     if ended:
         last = ended[-1]
-        life = lifecycle.replay(plans.load(snap, last))
+        life = lifecycle.replay(plans.load(artifacts, last))
         state = life.state.value if life.state in lifecycle.ENDED else "ended by a Completion"
         return (
             "HG209",
-            artifacts_root.plan_file(snap.artifacts_dir, last),
+            artifacts_root.plan_file(artifacts.artifacts_dir, last),
             f"plan `{last}` is {state}: it grants no write authority",
         )
     if here:
@@ -121,16 +121,16 @@ def no_candidate(snap: ArtifactsTree, origins: Origins) -> tuple[str, str, str]:
 
 
 def for_command(
-    snap: ArtifactsTree, origins: Origins, *, plan_id: str | None, selected: str | None, open_only: bool = False
+    artifacts: ArtifactsTree, origins: Origins, *, plan_id: str | None, selected: str | None, open_only: bool = False
 ) -> str:
     """The plan an authoring command (status, approve, verify, review, complete) means:
     `--plan`, else this branch's selection, else the one open plan this branch (or, with
     none, the base) has, else the one plan this branch started (ended ones included, so an
     updated branch can verify and re-review a completed plan)."""
-    here = present(snap)
+    here = present(artifacts)
     if plan_id is not None:
         return plan_id
-    found = candidates(snap, origins).ids
+    found = candidates(artifacts, origins).ids
     if not found and not open_only:
         found = tuple(sorted(origins.own & here))
     # The pick only narrows (docs/lifecycle.md): one naming a plan that is no candidate
@@ -148,7 +148,7 @@ def for_command(
         )
     raise Refused(
         "HG201",
-        artifacts_root.plans_dir(snap.artifacts_dir),
+        artifacts_root.plans_dir(artifacts.artifacts_dir),
         "no plan of this branch is open" if here else NO_PLAN_YET,
         "Start one: `harness-gate plan new ID --objective ... --boundary ... --verify ID=COMMAND`.",
     )
@@ -162,28 +162,28 @@ def checked_id(plan_id: str | None) -> str | None:
     return plan_id
 
 
-def require_plan(snap: ArtifactsTree, plan_id: str, message: str) -> None:
+def require_plan(artifacts: ArtifactsTree, plan_id: str, message: str) -> None:
     """A usage error (HG904, `message`) naming the plans there are, when `plan_id` is not one."""
-    if plan_id not in plans.plan_ids(snap):
-        here = ", ".join(plans.plan_ids(snap)) or "none yet (harness-gate plan new)"
+    if plan_id not in plans.plan_ids(artifacts):
+        here = ", ".join(plans.plan_ids(artifacts)) or "none yet (harness-gate plan new)"
         raise usage(message, f"Plans here: {here}.")
 
 
-def plan_id_for(snap: ArtifactsTree, plan_id: str | None, facts: RepoFacts) -> str:
+def plan_id_for(artifacts: ArtifactsTree, plan_id: str | None, facts: RepoFacts) -> str:
     """The plan a command on the work tree means (for_command): `--plan`, this
     branch's selection, or the one plan this branch has open (or started)."""
     if plan_id is not None:
         checked_id(plan_id)
         return plan_id
-    origins = facts.worktree_origins(snap, frozenset(present(snap)))
-    return for_command(snap, origins, plan_id=None, selected=facts.selected())
+    origins = facts.worktree_origins(artifacts, frozenset(present(artifacts)))
+    return for_command(artifacts, origins, plan_id=None, selected=facts.selected())
 
 
-def plan_or_none(snap: ArtifactsTree, plan_id: str | None, facts: RepoFacts) -> str | HarnessGateError:
+def plan_or_none(artifacts: ArtifactsTree, plan_id: str | None, facts: RepoFacts) -> str | HarnessGateError:
     """The plan a command that informs means (plan_id_for), or why there is none to name:
     no plan yet (HG201) or several open (HG222). Any other error still stops the command."""
     try:
-        return plan_id_for(snap, plan_id, facts)
+        return plan_id_for(artifacts, plan_id, facts)
     except HarnessGateError as exc:
         if exc.code not in ("HG201", "HG222"):
             raise
@@ -191,10 +191,10 @@ def plan_or_none(snap: ArtifactsTree, plan_id: str | None, facts: RepoFacts) -> 
 
 
 def plan_for(
-    snap: ArtifactsTree, plan_id: str | None, facts: RepoFacts
+    artifacts: ArtifactsTree, plan_id: str | None, facts: RepoFacts
 ) -> tuple[plans.PlanFolder, lifecycle.Lifecycle]:
-    plan_id = plan_id_for(snap, plan_id, facts)
-    folder = plans.load(snap, plan_id)
+    plan_id = plan_id_for(artifacts, plan_id, facts)
+    folder = plans.load(artifacts, plan_id)
     life = lifecycle.replay(folder)
     if folder.plan is None or life.policy is None or life.plan_sha256 is None:
         problems = [*folder.findings, *life.findings]

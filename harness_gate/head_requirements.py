@@ -109,11 +109,11 @@ def requirements(
     # pre-push warns about what CI will block, unless the configuration makes it strict.
     warn_evidence = stage == "pre-push" and not want_evidence and "ci" in cfg.evidence_stages
     want_end = stage in cfg.completion_stages
-    snap = head.artifacts_tree
+    artifacts = head.artifacts_tree
     out: list[Finding] = _approvers(head, plan_id)
     if not (want_evidence or warn_evidence or want_review or want_end):
         return out
-    here = governance.present(snap)
+    here = governance.present(artifacts)
     used = sorted(head.used) if plan_id is None else [plan_id]
     out.extend(
         finding(
@@ -132,7 +132,7 @@ def requirements(
     from harness_gate import freshness  # noqa: PLC0415  (not on the pre-commit path)
 
     tree = head.tree()
-    problems, reviewed = _reviewed(snap, alive)
+    problems, reviewed = _reviewed(artifacts, alive)
     out.extend(problems)
     counted: list[freshness.Counted] = []
     if want_review and reviewed:
@@ -157,7 +157,7 @@ def requirements(
             reverify.append(functools.partial(freshness.reverify, root, cfg, folder, life, tree))
         elif want_evidence or warn_evidence:
             accept = _landed_trees(head, folder.plan_id, counted) if head.landed else None
-            found = freshness.freshness_findings(GitFacts(root), snap, folder, life, tree, accept=accept)
+            found = freshness.freshness_findings(GitFacts(root), artifacts, folder, life, tree, accept=accept)
             if warn_evidence:
                 found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
             out.extend(found)
@@ -167,27 +167,30 @@ def requirements(
 def _still_open(head: Head, alive: Sequence[str], here: set[str]) -> list[Finding]:
     """Every plan the change brings along must have ended, whoever started it: a plan
     merged in from another branch and left open would govern the base from then on."""
-    snap = head.artifacts_tree
+    artifacts = head.artifacts_tree
     out: list[Finding] = []
     for p in sorted({*alive, *plans_brought(head, here)}):
-        life = lifecycle.replay(plans.load(snap, p))
+        life = lifecycle.replay(plans.load(artifacts, p))
         if life.state not in lifecycle.ENDED:
-            out.append(finding(
-                "HG415", plan_file(snap.config.artifacts_dir, p),
-                f"plan `{p}` is still open ({life.state.value}): complete or cancel it before it merges",
-            ))  # fmt: skip
+            out.append(
+                finding(
+                    "HG415",
+                    plan_file(artifacts.config.artifacts_dir, p),
+                    f"plan `{p}` is still open ({life.state.value}): complete or cancel it before it merges",
+                )
+            )
     return out
 
 
 def _reviewed(
-    snap: artifacts_tree.ArtifactsTree, alive: Sequence[str]
+    artifacts: artifacts_tree.ArtifactsTree, alive: Sequence[str]
 ) -> tuple[list[Finding], list[tuple[plans.PlanFolder, lifecycle.Lifecycle]]]:
     """The findings of the plans at the head that do not parse or are not approved, and the
     plans whose evidence and review count (each with its lifecycle): all but the unparsed."""
     out: list[Finding] = []
     reviewed: list[tuple[plans.PlanFolder, lifecycle.Lifecycle]] = []
     for p in alive:
-        folder = plans.load(snap, p)
+        folder = plans.load(artifacts, p)
         life = lifecycle.replay(folder)
         if folder.plan is None or life.policy is None:
             out.append(finding("HG201", plan_md(folder.path), f"plan `{p}` at the head does not parse"))
@@ -202,22 +205,22 @@ def _approvers(head: Head, plan_id: str | None) -> list[Finding]:
     """The `[[approvers]]` rules, at every stage, of each approved plan that authorised
     code: counted on the head state, so the approvals may come after the first commits
     (docs/approvers.md)."""
-    snap = head.artifacts_tree
-    if not snap.config.approvers or not head.code_changed:
+    artifacts = head.artifacts_tree
+    if not artifacts.config.approvers or not head.code_changed:
         return []
     from harness_gate import approvers  # noqa: PLC0415  (only with `[[approvers]]` rules)
 
-    here = governance.present(snap)
+    here = governance.present(artifacts)
     out: list[Finding] = []
     for p in sorted(head.used) if plan_id is None else [plan_id]:
-        path = plan_file(snap.artifacts_dir, p)
+        path = plan_file(artifacts.artifacts_dir, p)
         if p not in here:
             # Its boundary cannot be read, so no rule can be said not to apply: fail closed.
             out.append(finding("HG224", path, f"plan `{p}` authorised code but is not at the head: no approvers count"))
             continue
-        folder = plans.load(snap, p)
+        folder = plans.load(artifacts, p)
         # Unapproved or rolled back at the head: its records of other bytes count for nobody.
-        out.extend(approvers.findings(snap, folder, lifecycle.replay(folder)))
+        out.extend(approvers.findings(artifacts, folder, lifecycle.replay(folder)))
     return out
 
 
@@ -228,13 +231,14 @@ def _cancelled(cfg: config_mod.Config, folder: plans.PlanFolder) -> Finding:
 
     base = cfg.base_branch or "origin/main"
     return finding(
-        CANCELLED_CODE, plan_md(folder.path),
+        CANCELLED_CODE,
+        plan_md(folder.path),
         f"plan `{folder.plan_id}` is cancelled, but the branch still changes code it authorised, and no passing "
         "review covers it",
         hint=f"rebuild the branch with the plan's folder alone: `git reset --hard {base}`, "
         f"`git checkout ORIG_HEAD -- {folder.path}`, `git commit -m 'Cancelled: {folder.plan_id}'`, "
         "`git push --force-with-lease`; or close the pull request (docs/workflows.md)",
-    )  # fmt: skip
+    )
 
 
 def _landed_trees(head: Head, plan_id: str, counted: Sequence[Counted]) -> Callable[[str], bool]:

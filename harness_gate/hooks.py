@@ -159,9 +159,10 @@ def agent_settings(root: Path, runtime: str) -> tuple[str, bytes, bool]:
     hooks = doc.get("hooks", {}) if isinstance(doc, dict) else None
     if not isinstance(hooks, dict) or any(not isinstance(hooks.get(e, []), list) for e in AGENT_EVENTS[runtime]):
         raise HarnessGateError(
-            "HG904", f"{rel} is not a settings object with a `hooks` table of lists",
+            "HG904",
+            f"{rel} is not a settings object with a `hooks` table of lists",
             "Fix it, or add the agent hook by hand (docs/agents.md).",
-        )  # fmt: skip
+        )
     command = agent_command(runtime)
 
     def ours(entry: object, test: Callable[[Iterable[bool]], bool]) -> bool:

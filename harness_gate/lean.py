@@ -37,19 +37,53 @@ PASSED = "harness-gate check: passed (0 blocking findings)\n"
 # What the key holds of the environment: where git finds the repository and its
 # configuration, and what the check reads (CI, a merge in git's own hook).
 KEY_ENV = (
-    "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "HOME", "XDG_CONFIG_HOME",
-    "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "CI", "GITLAB_CI", "PRE_COMMIT",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_NOSYSTEM",
+    "CI",
+    "GITLAB_CI",
+    "PRE_COMMIT",
     "GIT_REFLOG_ACTION",
-)  # fmt: skip
+)
 LOCATE = (
-    "rev-parse", "--show-toplevel", "--git-path", "harness-gate", "--git-path", "MERGE_HEAD", "--git-path", "index",
-    "--absolute-git-dir", "--git-common-dir", "HEAD^{commit}", "--symbolic-full-name", "HEAD",
-)  # fmt: skip
+    "rev-parse",
+    "--show-toplevel",
+    "--git-path",
+    "harness-gate",
+    "--git-path",
+    "MERGE_HEAD",
+    "--git-path",
+    "index",
+    "--absolute-git-dir",
+    "--git-common-dir",
+    "HEAD^{commit}",
+    "--symbolic-full-name",
+    "HEAD",
+)
 DIFF = (
-    "diff-index", "--cached", "-r", "--raw", "-z", "--no-renames", "--ignore-submodules=none", "--no-ext-diff",
-    "--no-textconv", "--no-abbrev", "HEAD", "--",
-)  # fmt: skip
+    "diff-index",
+    "--cached",
+    "-r",
+    "--raw",
+    "-z",
+    "--no-renames",
+    "--ignore-submodules=none",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-abbrev",
+    "HEAD",
+    "--",
+)
 # The modes of an ordinary change's sides: a regular file, or none (added or deleted).
 ORDINARY_MODES = frozenset({"100644", "100755", "000000"})
 # Bytes an ordinary path never holds: controls, DEL and every non-ASCII byte (NUL, which

@@ -44,14 +44,14 @@ def before() -> str | None:
     return None
 
 
-def write(started: str | None, state: rules.Transition, used: set[str], changes: Sequence[git.Change]) -> None:
+def write(started: str | None, transition: rules.Transition, used: set[str], changes: Sequence[git.Change]) -> None:
     """Leave the record for the passed check of `state` (the module's docstring says when).
     Never raises: without a record, the next commit is judged by the full check."""
     with contextlib.suppress(Exception):
         here = lean.locate()
-        if here is None or started != here.key or here.head != state.first_parent:
+        if here is None or started != here.key or here.head != transition.first_parent:
             return
-        content = record(here.key, state, used, changes)
+        content = record(here.key, transition, used, changes)
         if content is not None:
             fsutil.write_atomic(lean_path(here), content)
 
@@ -74,9 +74,9 @@ def words(cfg: Config) -> tuple[bytes, ...] | None:
     return tuple(dict.fromkeys(found))
 
 
-def record(key: str, state: rules.Transition, used: set[str], changes: Sequence[git.Change]) -> bytes | None:  # noqa: PLR0911  (one return per case the record cannot answer, in the order they are judged)
-    cfg = state.new.config
-    if state.merge or state.rev is not None or not changes or len(used) != 1:
+def record(key: str, transition: rules.Transition, used: set[str], changes: Sequence[git.Change]) -> bytes | None:  # noqa: PLR0911  (one return per case the record cannot answer, in the order they are judged)
+    cfg = transition.new.config
+    if transition.merge or transition.rev is not None or not changes or len(used) != 1:
         return None
     if STAGE in (*cfg.evidence_stages, *cfg.review_stages, *cfg.completion_stages) or cfg.approvers:
         return None
@@ -84,12 +84,12 @@ def record(key: str, state: rules.Transition, used: set[str], changes: Sequence[
     if uncommon is None or not all(_ordinary(c, uncommon) for c in changes):
         return None
     (plan_id,) = used
-    found = governance.candidates(state.new, state.origins, ending=frozenset())
+    found = governance.candidates(transition.new, transition.origins, ending=frozenset())
     if len(found.ids) > 1:
-        found = governance.narrow(found, state.selected)
+        found = governance.narrow(found, transition.selected)
     if not found.ids or found.ids[0] != plan_id or plan_id in found.whole_life:
         return None
-    folder = plans.load(state.new, plan_id)
+    folder = plans.load(transition.new, plan_id)
     life = lifecycle.replay(folder)
     if folder.plan is None or life.policy is None or folder.findings or life.findings or not life.grants_writes:
         return None

@@ -458,16 +458,16 @@ def _replay(folder: PlanFolder) -> Lifecycle:
     )
 
 
-def folder_findings(snap: ArtifactsTree, plan_id: str) -> list[Finding]:
+def folder_findings(artifacts: ArtifactsTree, plan_id: str) -> list[Finding]:
     """What `lint` finds in one plan folder: its artifacts, its lifecycle and its evidence log."""
     from harness_gate import evidence, plans  # noqa: PLC0415  (lint only)
 
-    folder = plans.load(snap, plan_id)
+    folder = plans.load(artifacts, plan_id)
     life = replay(folder)
     log = artifacts_root.evidence_log(folder.path)
-    problems = evidence.validate(log, snap.files[log]) if log in snap.files else []
-    if log in snap.logs:
-        problems = evidence.validate_file(log, snap.logs[log])
+    problems = evidence.validate(log, artifacts.files[log]) if log in artifacts.files else []
+    if log in artifacts.logs:
+        problems = evidence.validate_file(log, artifacts.logs[log])
     return [*folder.findings, *life.findings, *problems]
 
 

@@ -109,19 +109,21 @@ def _own(
     return [r for r in records if r.plan == plan_id], foreign
 
 
-def plan_ids(snap: ArtifactsTree) -> list[str]:
-    prefix = artifacts_root.plans_prefix(snap.artifacts_dir)
-    ids = {p[len(prefix) :].split("/", 1)[0] for p in snap.files if p.startswith(prefix) and "/" in p[len(prefix) :]}
+def plan_ids(artifacts: ArtifactsTree) -> list[str]:
+    prefix = artifacts_root.plans_prefix(artifacts.artifacts_dir)
+    ids = {
+        p[len(prefix) :].split("/", 1)[0] for p in artifacts.files if p.startswith(prefix) and "/" in p[len(prefix) :]
+    }
     return sorted(ids)
 
 
-def root_findings(snap: ArtifactsTree) -> list[Finding]:
+def root_findings(artifacts: ArtifactsTree) -> list[Finding]:
     """Files under the artifacts root that no rule knows."""
-    out = list(snap.problems)
-    prefix = artifacts_root.prefix(snap.artifacts_dir)
-    for path in sorted(snap.files):
+    out = list(artifacts.problems)
+    prefix = artifacts_root.prefix(artifacts.artifacts_dir)
+    for path in sorted(artifacts.files):
         rel = path[len(prefix) :]
-        if rel in KEEP_FILES and snap.files.get(path):
+        if rel in KEEP_FILES and artifacts.files.get(path):
             out.append(finding("HG516", path, "a `.gitkeep` must be empty"))
             continue
         if rel in ROOT_FILES:
@@ -148,41 +150,43 @@ def next_path(folder: PlanFolder, slug: str) -> str:
     return f"{folder.path}/{len(folder.entries) + 1:03d}-{slug}.md"
 
 
-def load(snap: ArtifactsTree, plan_id: str) -> PlanFolder:
+def load(artifacts: ArtifactsTree, plan_id: str) -> PlanFolder:
     """The plan folder as `snap` holds it; loaded once per state (and plan)."""
     key = ("plans.load", plan_id)
-    loaded: PlanFolder | None = snap.memo.get(key)
+    loaded: PlanFolder | None = artifacts.memo.get(key)
     if loaded is None:
-        loaded = snap.memo[key] = _load(snap, plan_id)
+        loaded = artifacts.memo[key] = _load(artifacts, plan_id)
     return loaded
 
 
-def _load(snap: ArtifactsTree, plan_id: str) -> PlanFolder:
-    folder = artifacts_root.plan_folder(snap.artifacts_dir, plan_id)
+def _load(artifacts: ArtifactsTree, plan_id: str) -> PlanFolder:
+    folder = artifacts_root.plan_folder(artifacts.artifacts_dir, plan_id)
     found: list[Finding] = []
-    max_bytes = snap.config.max_artifact_bytes
+    max_bytes = artifacts.config.max_artifact_bytes
     plan_path = artifacts_root.plan_md(folder)
     plan: Artifact | None = None
-    if plan_path not in snap.files:
+    if plan_path not in artifacts.files:
         found.append(finding("HG201", plan_path, f"plan `{plan_id}` has no plan.md"))
     else:
-        plan, problems = parse_cached(plan_path, snap.files[plan_path], snap.artifacts_dir, max_bytes)
+        plan, problems = parse_cached(plan_path, artifacts.files[plan_path], artifacts.artifacts_dir, max_bytes)
         found.extend(problems)
         if plan is not None and plan.kind is not PLAN:
             found.append(finding("HG515", plan_path, f"plan.md holds a `# {plan.kind.title}`", line=1))
             plan = None
     approvals_path = artifacts_root.approvals_log(folder)
     records: list[approvals_mod.Approval] = []
-    if approvals_path in snap.files:
-        records, problems = _approvals_cached(approvals_path, snap.files[approvals_path])
+    if approvals_path in artifacts.files:
+        records, problems = _approvals_cached(approvals_path, artifacts.files[approvals_path])
         found.extend(problems)
         records, problems = _own(plan_id, approvals_path, records)
         found.extend(problems)
-        if snap.vouch is not None:
-            records, problems = snap.vouch(approvals_path, records)
+        if artifacts.vouch is not None:
+            records, problems = artifacts.vouch(approvals_path, records)
             found.extend(problems)
     entries: list[NumberedArtifact] = []
-    for path in sorted(p for p in snap.files if p.startswith(folder + "/") and p.count("/") == folder.count("/") + 1):
+    for path in sorted(
+        p for p in artifacts.files if p.startswith(folder + "/") and p.count("/") == folder.count("/") + 1
+    ):
         name = path.rsplit("/", 1)[1]
         m = NUMBERED.match(name)
         if not m:
@@ -192,7 +196,7 @@ def _load(snap: ArtifactsTree, plan_id: str) -> PlanFolder:
         if kind is None or kind is PLAN:
             found.append(finding("HG515", path, f"`{slug}` is not an artifact kind (see docs/artifacts.md)"))
             continue
-        art, problems = parse_cached(path, snap.files[path], snap.artifacts_dir, max_bytes)
+        art, problems = parse_cached(path, artifacts.files[path], artifacts.artifacts_dir, max_bytes)
         found.extend(problems)
         if art is not None and art.kind is not kind:
             found.append(finding("HG515", path, f"`{name}` holds a `# {art.kind.title}`", line=1))

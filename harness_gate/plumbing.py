@@ -34,10 +34,16 @@ HARDENING = (
 # Variables that change what plumbing answers: pathspec magic (`:(literal)` ignored or
 # globbing turned on), extra configuration, an external diff driver.
 UNTRUSTED_ENV = (
-    "GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
-    "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS",
+    "GIT_LITERAL_PATHSPECS",
+    "GIT_GLOB_PATHSPECS",
+    "GIT_NOGLOB_PATHSPECS",
+    "GIT_ICASE_PATHSPECS",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_DIFF_OPTS",
     "GIT_CONFIG",  # points `git config` at another file than the repository's own
-)  # fmt: skip
+)
 
 NO_GRAFTS = os.path.join(os.devnull, "harness-gate-no-grafts")
 

@@ -68,7 +68,7 @@ def prose(value: object) -> str:
 
 def plan_view(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
     root: Path,
-    snap: artifacts_tree.ArtifactsTree,
+    artifacts: artifacts_tree.ArtifactsTree,
     plan_id: str,
     tree: str,
     *,
@@ -79,7 +79,7 @@ def plan_view(  # noqa: PLR0913  (the facts it works from; a bundle of them woul
     """One plan as the state `snap` (the commit `commit`, fingerprint `tree`) holds it.
     `signed`: True when only signed approval records were read, False when unsigned ones
     count, None when not checked."""
-    folder = plans.load(snap, plan_id)
+    folder = plans.load(artifacts, plan_id)
     life = lifecycle.replay(folder)
     policy = life.policy
     objective = folder.plan.value("Objective") if folder.plan is not None else None
@@ -101,10 +101,13 @@ def plan_view(  # noqa: PLR0913  (the facts it works from; a bundle of them woul
     # An accepted amendment is the policy now: its objective, and who approved it.
     amendment: dict[str, Any] | None = None
     current = next(
-        (e for e in folder.entries
-         if e.artifact is not None and life.amendment_sha256 and e.artifact.sha256 == life.amendment_sha256),
+        (
+            e
+            for e in folder.entries
+            if e.artifact is not None and life.amendment_sha256 and e.artifact.sha256 == life.amendment_sha256
+        ),
         None,
-    )  # fmt: skip
+    )
     if current is not None and current.artifact is not None:
         objective = current.artifact.value("Objective") or objective
         records = [a for a in folder.approvals if a.artifact == current.name]
@@ -115,7 +118,7 @@ def plan_view(  # noqa: PLR0913  (the facts it works from; a bundle of them woul
             "approver": newest_amendment.approver if newest_amendment else None,
             "approved_at": newest_amendment.approved_at if newest_amendment else None,
         }
-    fresh, _ = freshness.state_freshness(snap, folder, life, tree)
+    fresh, _ = freshness.state_freshness(artifacts, folder, life, tree)
     evidence = [
         {
             "command_id": f.command_id,
@@ -141,7 +144,7 @@ def plan_view(  # noqa: PLR0913  (the facts it works from; a bundle of them woul
         "tree": tree,
         "evidence": evidence,
         "review": _review(folder, findings),
-        "approvers": _approvers(snap, folder, life, commit),
+        "approvers": _approvers(artifacts, folder, life, commit),
         "repairs": {"used": life.repairs_used, "budget": life.repair_budget},
         "completion": _completion(root, folder, commit),
     }
@@ -244,14 +247,14 @@ def header(report: Report) -> str:
 
 
 def _approvers(
-    snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: Any, commit: str
+    artifacts: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: Any, commit: str
 ) -> list[dict[str, Any]]:
     """The approvers rules' view, CODEOWNERS read as `commit` holds it (the view's own state)."""
-    if not snap.config.approvers:
+    if not artifacts.config.approvers:
         return []
     from harness_gate import approvers  # noqa: PLC0415
 
-    return approvers.view(snap, folder, life, artifacts_tree.file_reader(snap.root, commit))
+    return approvers.view(artifacts, folder, life, artifacts_tree.file_reader(artifacts.root, commit))
 
 
 def _approvers_markdown(views: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -298,8 +301,11 @@ def plan_markdown(p: Mapping[str, Any]) -> list[str]:
             if amended["approver"]
             else ""
         )
-        out += [f"**Amended by** {code(amended['artifact'])}: {who}sha256 {code(amended['sha256'])} "
-                "(the objective, boundary and commands above are the amended ones)", ""]  # fmt: skip
+        out += [
+            f"**Amended by** {code(amended['artifact'])}: {who}sha256 {code(amended['sha256'])} "
+            "(the objective, boundary and commands above are the amended ones)",
+            "",
+        ]
     out.append(f"**Repairs**: {int(p['repairs']['used'])} of {int(p['repairs']['budget'])}")
     out.append("")
     if p["commands"]:
@@ -312,8 +318,11 @@ def plan_markdown(p: Mapping[str, Any]) -> list[str]:
     if again is not None:
         # The header's verdict rests on the re-run, not on the records: say so first.
         verdict = "passed" if again["result"] == "pass" else f"failed ({', '.join(code(c) for c in again['codes'])})"
-        out += [f"**Evidence**: the commands ran again in this job (`reverify`) and {verdict}; the records "
-                "below are not what counts", ""]  # fmt: skip
+        out += [
+            f"**Evidence**: the commands ran again in this job (`reverify`) and {verdict}; the records "
+            "below are not what counts",
+            "",
+        ]
     out += [
         f"<details><summary>{'Recorded evidence' if again is not None else 'Evidence'}: {fresh} of "
         f"{len(p['evidence'])} fresh for tree {code(str(p['tree'])[:12])}</summary>",
@@ -417,8 +426,12 @@ def findings_markdown(findings: Sequence[Finding], shown: int | None = FINDINGS_
     """The findings table, most important first; past `shown` rows (None: no cap) the rest are counted."""
     if not findings:
         return []
-    out = [f"<details open><summary>Findings ({len(findings)})</summary>", "",
-           "| code | path | line | message | how to fix |", "|---|---|---|---|---|"]  # fmt: skip
+    out = [
+        f"<details open><summary>Findings ({len(findings)})</summary>",
+        "",
+        "| code | path | line | message | how to fix |",
+        "|---|---|---|---|---|",
+    ]
     rows = ordered(tuple(findings))[:shown]
     for f in rows:
         out.append(

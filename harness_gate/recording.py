@@ -74,11 +74,11 @@ def changed_tree(folder: plans.PlanFolder, command_id: str, changed: str) -> Fin
     )
 
 
-def check_log(root: Path, folder: plans.PlanFolder, snap: artifacts_tree.ArtifactsTree) -> None:
+def check_log(root: Path, folder: plans.PlanFolder, artifacts: artifacts_tree.ArtifactsTree) -> None:
     """Never append to a log whose end is broken. Older lines were validated when they
     were committed (and `lint` reads them all); checking the end keeps `verify` cheap."""
     rel = artifacts_root.evidence_log(folder.path)
-    path = snap.logs.get(rel)
+    path = artifacts.logs.get(rel)
     if path is None or path.stat().st_size == 0:
         return
     ends = evidence.ends_with_newline(path)

@@ -81,7 +81,7 @@ class RepoFacts(Protocol):
 
     def change_id(self, old_tree: str, new_tree: str) -> str: ...
 
-    def worktree_origins(self, snap: ArtifactsTree, present: frozenset[str]) -> Origins:
+    def worktree_origins(self, artifacts: ArtifactsTree, present: frozenset[str]) -> Origins:
         """Where the work tree's plans came from: HEAD, and a merge's other heads."""
         ...
 
@@ -159,16 +159,16 @@ class GitFacts:
         return fingerprints.fingerprint_commit(self.root, rev, cfg)
 
     def change_id(self, old_tree: str, new_tree: str) -> str:
-        from harness_gate import changes  # noqa: PLC0415
+        from harness_gate import patch_id  # noqa: PLC0415
 
-        return changes.change_id(self.root, old_tree, new_tree)
+        return patch_id.change_id(self.root, old_tree, new_tree)
 
-    def worktree_origins(self, snap: ArtifactsTree, present: frozenset[str]) -> Origins:
+    def worktree_origins(self, artifacts: ArtifactsTree, present: frozenset[str]) -> Origins:
         location = git.locate(self.root)
         # A merge in progress (a conflict being resolved): what the merged heads bring is
         # theirs, not a plan this branch started.
         parents = [location.head, *git.merge_heads(location)] if location.head else []
-        return branches.locally(self.root, snap.config, parents, present)
+        return branches.locally(self.root, artifacts.config, parents, present)
 
     def selected(self) -> str | None:
         return branches.selected(self.root)

@@ -387,13 +387,13 @@ def head_state(root: Path, config: Config, base: str | None) -> Iterator[Artifac
     if head is None:
         yield None
         return
-    snap = artifacts_tree.from_commit(root, head, config)
+    artifacts = artifacts_tree.from_commit(root, head, config)
     with anchors(root, config, base=base, head=head) as found:
-        yield vouched(snap, found, head)
+        yield vouched(artifacts, found, head)
 
 
-def vouched(snap: ArtifactsTree, anchors: Anchors | None, commit: str | None) -> ArtifactsTree:
+def vouched(artifacts: ArtifactsTree, anchors: Anchors | None, commit: str | None) -> ArtifactsTree:
     """The state with its approval records filtered by the check's trust anchors."""
     if anchors is None:
-        return snap
-    return dataclasses.replace(snap, vouch=anchors.vouch(commit), who=anchors.who(commit))
+        return artifacts
+    return dataclasses.replace(artifacts, vouch=anchors.vouch(commit), who=anchors.who(commit))

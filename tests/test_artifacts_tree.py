@@ -53,8 +53,8 @@ def test_symlinks_and_submodules_in_the_index_are_findings(repo: Repo) -> None:
     repo.new_plan()
     (repo.path / "harness/link").symlink_to("plans")
     repo.git("add", "-A")
-    snap = artifacts_tree.from_index(repo.path)
-    assert [(f.code, f.path) for f in snap.findings] == [("HG516", "harness/link")]
+    artifacts = artifacts_tree.from_index(repo.path)
+    assert [(f.code, f.path) for f in artifacts.findings] == [("HG516", "harness/link")]
 
 
 def test_unknown_revision_is_a_git_error(repo: Repo) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_gate import artifacts_tree, branches, changes, git, governance
+from harness_gate import artifacts_tree, branches, git, governance, patch_id
 from harness_gate.branches import Origins
 from tests.helpers import Repo, complete_by_hand
 
@@ -70,7 +70,7 @@ def test_patch_id_ignores_what_moves_when_the_base_changes_elsewhere() -> None:
     other = one.replace(b"+c", b"+C")
 
     def pid(patch: bytes) -> str:
-        return changes.patch_id(patch.splitlines(keepends=True))
+        return patch_id.patch_id(patch.splitlines(keepends=True))
 
     assert pid(one) == pid(moved)
     assert pid(one) != pid(other)
@@ -94,12 +94,12 @@ def test_change_id_survives_a_base_change_elsewhere_and_sees_mode_changes(repo: 
     mine = tree({"a.py": body.replace("line 20\n", "changed\n"), "b.py": "b\n"})
     base2 = tree({"a.py": "new first line\n" + body, "b.py": "b2\n"})  # the base moved, elsewhere
     mine2 = tree({"a.py": "new first line\n" + body.replace("line 20\n", "changed\n"), "b.py": "b2\n"})
-    assert changes.change_id(repo.path, base, mine) == changes.change_id(repo.path, base2, mine2)
+    assert patch_id.change_id(repo.path, base, mine) == patch_id.change_id(repo.path, base2, mine2)
     near = tree({"a.py": body.replace("line 19\n", "near\n"), "b.py": "b\n"})  # within the context
     near_mine = tree({"a.py": body.replace("line 19\n", "near\n").replace("line 20\n", "changed\n"), "b.py": "b\n"})
-    assert changes.change_id(repo.path, base, mine) != changes.change_id(repo.path, near, near_mine)
+    assert patch_id.change_id(repo.path, base, mine) != patch_id.change_id(repo.path, near, near_mine)
     executable = tree({"a.py": body, "b.py": "b\n"}, {"b.py": "100755"})
-    assert changes.change_id(repo.path, base, executable) != changes.change_id(repo.path, base, base)
+    assert patch_id.change_id(repo.path, base, executable) != patch_id.change_id(repo.path, base, base)
 
 
 def test_base_refs_name_exactly_one_ref_each(repo: Repo) -> None:
@@ -140,8 +140,8 @@ def test_own_open_plans_govern_before_the_bases(adopted: Repo) -> None:
     adopted.git("add", "-A")
     adopted.git("commit", "-qm", "a plan open on main")
     adopted.git("checkout", "-qb", "feature")
-    snap = artifacts_tree.from_commit(adopted.path, "HEAD")
-    assert governance.candidates(snap, Origins()).ids == ("base-plan",)  # the solo flow
+    artifacts = artifacts_tree.from_commit(adopted.path, "HEAD")
+    assert governance.candidates(artifacts, Origins()).ids == ("base-plan",)  # the solo flow
     adopted.new_plan("mine")
     adopted.git("add", "-A")
     index = artifacts_tree.from_index(adopted.path)
@@ -161,12 +161,12 @@ def test_a_folder_holding_a_completion_governs_nothing_and_is_read_on_demand(ado
         _ended(adopted, f"done{i}")
     adopted.git("add", "-A")
     adopted.git("commit", "-qm", "three ended plans")
-    snap = artifacts_tree.from_commit(adopted.path, "HEAD")
-    assert isinstance(snap.files, artifacts_tree.Blobs)
-    assert governance.candidates(snap, Origins()).ids == ()
-    assert not snap.files._data.keys() & {p for p in snap.files if "/done" in p}
-    assert snap.files["harness/plans/done1/plan.md"].startswith(b"# Plan")  # read when asked
-    code, path, why = governance.no_candidate(snap, Origins())
+    artifacts = artifacts_tree.from_commit(adopted.path, "HEAD")
+    assert isinstance(artifacts.files, artifacts_tree.Blobs)
+    assert governance.candidates(artifacts, Origins()).ids == ()
+    assert not artifacts.files._data.keys() & {p for p in artifacts.files if "/done" in p}
+    assert artifacts.files["harness/plans/done1/plan.md"].startswith(b"# Plan")  # read when asked
+    code, path, why = governance.no_candidate(artifacts, Origins())
     assert (code, path) == ("HG201", "harness/plans") and "3 plans here" in why
 
 
@@ -177,10 +177,10 @@ def test_an_oversized_file_in_an_ended_folder_is_found_when_read(adopted: Repo) 
     adopted.git("commit", "-qm", "ended")
     adopted.write("harness/plans/done/003-review.md", "x" * 2000)
     adopted.git("add", "-A")
-    snap = artifacts_tree.from_index(adopted.path)
-    assert snap.problems == ()  # the folder is not read yet
-    assert snap.files.get("harness/plans/done/003-review.md") is None
-    assert [f.code for f in snap.problems] == ["HG512"]
+    artifacts = artifacts_tree.from_index(adopted.path)
+    assert artifacts.problems == ()  # the folder is not read yet
+    assert artifacts.files.get("harness/plans/done/003-review.md") is None
+    assert [f.code for f in artifacts.problems] == ["HG512"]
     res = adopted.cli("check", "--staged", "--format", "json")
     assert ("HG512", "harness/plans/done/003-review.md") in {
         (f["code"], f["path"]) for f in json.loads(res.output)["findings"]
@@ -343,13 +343,13 @@ def test_change_id_ignores_the_developers_git_settings(
     repo.git("add", "-A")
     repo.git("commit", "-qm", "mine")
     mine = repo.git("rev-parse", "HEAD^{tree}").decode().strip()
-    plain = changes.change_id(repo.path, base, mine)
+    plain = patch_id.change_id(repo.path, base, mine)
 
     for key, value in DIFF_SETTINGS.items():
         repo.git("config", key, value)
     (repo.path / ".git" / "info").mkdir(exist_ok=True)
     (repo.path / ".git" / "info" / "attributes").write_text("*.dat diff\n")
-    assert changes.change_id(repo.path, base, mine) == plain
+    assert patch_id.change_id(repo.path, base, mine) == plain
 
     home = tmp_path / "home-with-settings"
     home.mkdir()
@@ -360,14 +360,14 @@ def test_change_id_ignores_the_developers_git_settings(
     monkeypatch.delenv("GIT_CONFIG_GLOBAL")
     monkeypatch.setenv("HOME", str(home))
     assert repo.git("config", "core.attributesFile").decode().strip() == str(home / "attributes")
-    assert changes.change_id(repo.path, base, mine) == plain
+    assert patch_id.change_id(repo.path, base, mine) == plain
 
 
 def test_patch_id_reads_its_patch_in_pieces_cut_anywhere() -> None:
     """A patch is hashed as it streams in: however it is cut, the id is the one of its lines."""
     patch = b"diff --git a/x b/x\nindex 111..222 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@ f\n-a\n+b\n\\ No newline\n@@"
-    whole = changes.patch_id([patch])
+    whole = patch_id.patch_id([patch])
     for size in (1, 2, 3, 5, 7, 64):
-        assert changes.patch_id([patch[i : i + size] for i in range(0, len(patch), size)]) == whole
-    assert whole == changes.patch_id(patch.splitlines(keepends=True))
-    assert changes.patch_id([b"ind", b"ex 1..2\n+a\n"]) == changes.patch_id([b"+a\n"])
+        assert patch_id.patch_id([patch[i : i + size] for i in range(0, len(patch), size)]) == whole
+    assert whole == patch_id.patch_id(patch.splitlines(keepends=True))
+    assert patch_id.patch_id([b"ind", b"ex 1..2\n+a\n"]) == patch_id.patch_id([b"+a\n"])

@@ -163,10 +163,12 @@ def _judge_changes(repo: Repository, changes: list[git.Change], out: list[Findin
     plan = None
     try:
         with contextlib.ExitStack() as stack:
-            state = changesets.writes(repo.location, repo.cfg, changes, stack)
-            out.extend(f for f in rules.judge_writes(state) if f.blocks)
+            transition = changesets.writes(repo.location, repo.cfg, changes, stack)
+            out.extend(f for f in rules.judge_writes(transition) if f.blocks)
             if not out:
-                ids = governance.narrow(governance.candidates(state.new, state.origins), state.selected).ids
+                ids = governance.narrow(
+                    governance.candidates(transition.new, transition.origins), transition.selected
+                ).ids
                 plan = ids[0] if len(ids) == 1 else ", ".join(ids)
     finally:
         git.discard_started()
@@ -181,8 +183,8 @@ def artifact_findings(repo: Repository, changes: Sequence[git.Change]) -> list[F
 
     try:
         with contextlib.ExitStack() as stack:
-            state = changesets.work_tree(repo.root, repo.cfg, repo.head, changes, stack)
-            return [f for f in rules.judge_artifacts(state) if f.blocks]
+            transition = changesets.work_tree(repo.root, repo.cfg, repo.head, changes, stack)
+            return [f for f in rules.judge_artifacts(transition) if f.blocks]
     finally:
         git.discard_started()
 
@@ -236,21 +238,21 @@ def stale_evidence(root: Path, plan_id: str | None = None, untracked: Sequence[s
     from harness_gate.errors import HarnessGateError  # noqa: PLC0415
     from harness_gate.state_facts import GitFacts  # noqa: PLC0415
 
-    snap = artifacts_tree.from_worktree(root)
+    artifacts = artifacts_tree.from_worktree(root)
     try:
-        plan_id = plan_id or governance.plan_id_for(snap, None, GitFacts(snap.root))
+        plan_id = plan_id or governance.plan_id_for(artifacts, None, GitFacts(artifacts.root))
     except HarnessGateError:
         return []  # no plan, or several: the boundary findings say so
-    folder = plans.load(snap, plan_id)
+    folder = plans.load(artifacts, plan_id)
     life = lifecycle.replay(folder)
     if life.policy is None or not life.grants_writes:
         return []
     rel = artifacts_root.evidence_log(folder.path)
     # The work tree's fingerprint (a `git add -A` into a copy of the index, as costly as a
     # second status) is compared with records only: with none, every command is missing.
-    logged = rel in snap.logs or bool(snap.files.get(rel))
-    tree = fingerprints.fingerprint_worktree(root, snap.config, untracked=untracked) if logged else ""
-    fresh, _ = freshness.state_freshness(snap, folder, life, tree)
+    logged = rel in artifacts.logs or bool(artifacts.files.get(rel))
+    tree = fingerprints.fingerprint_worktree(root, artifacts.config, untracked=untracked) if logged else ""
+    fresh, _ = freshness.state_freshness(artifacts, folder, life, tree)
     return [
         refusal(
             rel,

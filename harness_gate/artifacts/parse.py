@@ -112,8 +112,14 @@ def _read_section(
         prose = "\n".join(_prose(section))
         if prose.lstrip().startswith(PLACEHOLDER_PREFIX):
             # A template's placeholder left in place: the section says nothing yet.
-            return prose, [finding("HG514", path, f"`## {spec.title}` still holds the template's placeholder "
-                                   f"({prose.strip()[:80]!r}): write it", line=section.line)]  # fmt: skip
+            return prose, [
+                finding(
+                    "HG514",
+                    path,
+                    f"`## {spec.title}` still holds the template's placeholder ({prose.strip()[:80]!r}): write it",
+                    line=section.line,
+                )
+            ]
         return prose, []
     if c is Content.JSON:
         return _read_json(path, spec, section)

@@ -27,12 +27,28 @@ CODEX_MARK = "# harness-gate agent-sandbox"
 PROFILE = "harness-gate"
 # Never the agent's to write, whatever the boundary (the protected paths' files and folders).
 PROTECTED = (
-    ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".codex", ".agents", ".mcp.json",
-    "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", ".github", ".harness-gate.toml",
-    ".gemini", "GEMINI.md",
-    "pyproject.toml", ".gitattributes", ".gitignore", ".pre-commit-config.yaml", ".git/hooks", ".git/config",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".claude/hooks",
+    ".codex",
+    ".agents",
+    ".mcp.json",
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    "AGENTS.md",
+    "AGENTS.override.md",
+    ".github",
+    ".harness-gate.toml",
+    ".gemini",
+    "GEMINI.md",
+    "pyproject.toml",
+    ".gitattributes",
+    ".gitignore",
+    ".pre-commit-config.yaml",
+    ".git/hooks",
+    ".git/config",
     ".git/info",
-)  # fmt: skip
+)
 USER_FILES = ("~/.claude/settings.json", "~/.claude/settings.local.json", "~/.codex")
 _GLOB = frozenset("*?[{")
 _MAX_ENTRIES = 4096  # denied names listed for Claude Code: a bound on a wide tree
@@ -67,8 +83,10 @@ def codex_roots(root: Path, roots: Sequence[str], artifacts: str) -> list[str]:
     with os.scandir(root) as it:
         for n, entry in enumerate(it):
             if n >= _MAX_ENTRIES:
-                raise usage(f"the work tree has more than {_MAX_ENTRIES} top-level entries to list for Codex",
-                            "Name the boundary's folders (`src/**`) rather than a wildcard at the top.")  # fmt: skip
+                raise usage(
+                    f"the work tree has more than {_MAX_ENTRIES} top-level entries to list for Codex",
+                    "Name the boundary's folders (`src/**`) rather than a wildcard at the top.",
+                )
             if entry.name not in skip:
                 top.append(entry.name)
     return sorted({*(r for r in roots if r), *top})
@@ -77,14 +95,14 @@ def codex_roots(root: Path, roots: Sequence[str], artifacts: str) -> list[str]:
 def _plan(root: Path) -> tuple[str | None, tuple[str, ...]]:
     """The plan this branch works under and its effective boundary; (None, ()) when there
     is none approved: then nothing in the work tree is the agent's to write."""
-    snap = artifacts_tree.from_worktree(root)
-    if not snap.active:
+    artifacts = artifacts_tree.from_worktree(root)
+    if not artifacts.active:
         return None, ()
     try:
-        plan_id = governance.plan_id_for(snap, None, GitFacts(snap.root))
+        plan_id = governance.plan_id_for(artifacts, None, GitFacts(artifacts.root))
     except HarnessGateError:
         return None, ()
-    life = lifecycle.replay(plans.load(snap, plan_id))
+    life = lifecycle.replay(plans.load(artifacts, plan_id))
     if life.policy is None or not life.grants_writes:
         return plan_id, ()
     return plan_id, life.policy.boundary
@@ -189,8 +207,16 @@ def claude_settings(root: Path, denied: Sequence[str], current: dict[str, Any]) 
         # outside the sandbox (`harness-gate verify; echo x > other.py`).
         "filesystem": {"denyWrite": paths, "allowWrite": [f"{top}/{p}" for p in claude_mount_points(root, denied)]},
     }
-    rules = [f"Edit(/{top}/{p})" for p in (".claude/settings.json", ".claude/settings.local.json", ".git/hooks/**",
-                                            ".git/config", ".harness-gate.toml")]  # fmt: skip
+    rules = [
+        f"Edit(/{top}/{p})"
+        for p in (
+            ".claude/settings.json",
+            ".claude/settings.local.json",
+            ".git/hooks/**",
+            ".git/config",
+            ".harness-gate.toml",
+        )
+    ]
     rules += ["Edit(~/.claude/settings.json)", "Edit(~/.claude/settings.local.json)"]
     permissions = dict(doc.get("permissions") or {})
     deny = [r for r in permissions.get("deny", []) if isinstance(r, str)]
@@ -203,9 +229,19 @@ def claude_settings(root: Path, denied: Sequence[str], current: dict[str, Any]) 
 # command of their own choosing outside the sandbox (a status line, a credential helper, a
 # plugin's hooks, the shell's prefix): the sandbox rules beside them would guard nothing.
 UNSAFE_KEYS = (
-    "disableAllHooks", "hooks", "statusLine", "fileSuggestion", "apiKeyHelper", "awsAuthRefresh",
-    "awsCredentialExport", "gcpAuthRefresh", "otelHeadersHelper", "enabledPlugins", "extraKnownMarketplaces", "env",
-)  # fmt: skip
+    "disableAllHooks",
+    "hooks",
+    "statusLine",
+    "fileSuggestion",
+    "apiKeyHelper",
+    "awsAuthRefresh",
+    "awsCredentialExport",
+    "gcpAuthRefresh",
+    "otelHeadersHelper",
+    "enabledPlugins",
+    "extraKnownMarketplaces",
+    "env",
+)
 
 
 def _refuse_unsafe(rel: str, current: dict[str, Any]) -> None:

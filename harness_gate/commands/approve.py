@@ -23,19 +23,22 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     # Before anything is read: an agent that ran `plan amend` must not answer its own `y`.
     approvals_mod.refuse_inside_agent(os.environ)
     root = git.toplevel(cwd)
-    snap = artifacts_tree.from_worktree(root)
-    if not snap.active:
+    artifacts = artifacts_tree.from_worktree(root)
+    if not artifacts.active:
         return report_mod.inactive("approve")
-    plan_id = governance.plan_id_for(snap, plan_id, GitFacts(snap.root))
-    folder = plans.load(snap, plan_id)
+    plan_id = governance.plan_id_for(artifacts, plan_id, GitFacts(artifacts.root))
+    folder = plans.load(artifacts, plan_id)
     target = _approval_target(folder, artifact, cwd, root)
-    if artifact is None and snap.config.approvers:
+    if artifact is None and artifacts.config.approvers:
         target = _in_force(folder, target)
     path = f"{folder.path}/{target}"
-    if path not in snap.files:
+    if path not in artifacts.files:
         raise usage(f"{path} does not exist")
     art, found = parse_artifact(
-        path, snap.files[path], artifacts_dir=snap.artifacts_dir, max_bytes=snap.config.max_artifact_bytes
+        path,
+        artifacts.files[path],
+        artifacts_dir=artifacts.artifacts_dir,
+        max_bytes=artifacts.config.max_artifact_bytes,
     )
     if art is None:
         raise Refused.by(found, "not approvable: fix the artifact first")
@@ -53,7 +56,7 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
             "Set a plain `git config user.name` and `user.email`.",
         )
     if approvals_mod.status(folder.approvals, approval_gate, target, art.sha256) is approvals_mod.Status.APPROVED:
-        wanted = _wanted_from(snap, folder, path, approver)
+        wanted = _wanted_from(artifacts, folder, path, approver)
         if wanted is None:
             return Report("approve", lines=(f"{path} is already approved at sha256 {art.sha256}",))
         out.write(f"{path} is approved; {wanted}\n")
@@ -66,9 +69,15 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     approvals_mod.require_yes(_answer(stdin, out, tty=tty), path)
     repository = _repository(root)
     line = approvals_mod.next_record(
-        artifacts_root.approvals_log(folder.path), folder.approvals, approval_gate, target, art.sha256,
-        approver=approver, plan=plan_id, repository=repository,
-    )  # fmt: skip
+        artifacts_root.approvals_log(folder.path),
+        folder.approvals,
+        approval_gate,
+        target,
+        art.sha256,
+        approver=approver,
+        plan=plan_id,
+        repository=repository,
+    )
     log = root / artifacts_root.approvals_log(folder.path)
     fsutil.append_record(log, line)
     return Report(
@@ -115,15 +124,17 @@ def _repository(root: Path) -> str | None:
     return min(git.root_commits(root, head)) if head else None
 
 
-def _wanted_from(snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, path: str, approver: str) -> str | None:
+def _wanted_from(
+    artifacts: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, path: str, approver: str
+) -> str | None:
     """What an `[[approvers]]` rule still wants of an approved artifact that this approver
     can give (docs/approvers.md), or None: then a second record would add nothing."""
-    if not snap.config.approvers:
+    if not artifacts.config.approvers:
         return None
     from harness_gate import approver_counts, approvers  # noqa: PLC0415
 
     me = approvers.principal_of(approver)
-    found = approver_counts.counted(snap.root, snap, folder.plan_id)
+    found = approver_counts.counted(artifacts.root, artifacts, folder.plan_id)
     if me in found.uncommitted:
         return None  # recorded already: it counts once committed, signed
     for v in found.views:
@@ -154,8 +165,10 @@ def _what_is_approved(art: Artifact) -> list[str]:
     and commands (or an amendment's changes, a resume's rounds), not a hash."""
 
     def commands(strategy: dict[str, Any]) -> list[str]:
-        return [f"  {c['id']}: {c['command']}  (timeout {c['timeout_seconds']}s{', shell' if c.get('shell') else ''})"
-                for c in strategy["required_commands"]]  # fmt: skip
+        return [
+            f"  {c['id']}: {c['command']}  (timeout {c['timeout_seconds']}s{', shell' if c.get('shell') else ''})"
+            for c in strategy["required_commands"]
+        ]
 
     def patterns(items: Sequence[str]) -> list[str]:
         return [f"  {p}" for p in items] or ["  None (no path outside the artifacts root may change)"]
@@ -164,21 +177,29 @@ def _what_is_approved(art: Artifact) -> list[str]:
     if title == "Plan":
         return [
             f"objective: {art.value('Objective')}",
-            "write boundary:", *patterns(art.value("Write Boundary")),
-            "verification commands:", *commands(art.value("Verification Strategy")),
-            *(["commands whose writes cannot be modeled:", *(f"  {c}" for c in art.value("Unmodeled Commands"))]
-              if art.value("Unmodeled Commands") else []),
+            "write boundary:",
+            *patterns(art.value("Write Boundary")),
+            "verification commands:",
+            *commands(art.value("Verification Strategy")),
+            *(
+                ["commands whose writes cannot be modeled:", *(f"  {c}" for c in art.value("Unmodeled Commands"))]
+                if art.value("Unmodeled Commands")
+                else []
+            ),
             "",
-        ]  # fmt: skip
+        ]
     if title == "Plan Amendment":
         changed = [f"  {name}: {d['summary']}" for name, d in art.value("Deltas").items() if d["material"]]
         return [
-            "changes (material):", *changed,
+            "changes (material):",
+            *changed,
             f"objective: {art.value('Objective')}",
-            "write boundary (complete, as amended):", *patterns(art.value("Write Boundary")),
-            "verification commands (as amended):", *commands(art.value("Verification Strategy")),
+            "write boundary (complete, as amended):",
+            *patterns(art.value("Write Boundary")),
+            "verification commands (as amended):",
+            *commands(art.value("Verification Strategy")),
             "",
-        ]  # fmt: skip
+        ]
     if title == "Repair Resume":
         return [f"additional repair rounds: {art.value('Additional Budget')['rounds']}", ""]
     return []

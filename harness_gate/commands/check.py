@@ -36,7 +36,7 @@ class ChangeSet(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Mode:
+class ChangeSetRequest:
     change_set: ChangeSet
     old: str = ""  # range start, base ref, or remote name for a new branch
     new: str = ""  # range end or head ref
@@ -46,7 +46,9 @@ class Mode:
     landed: bool = False
 
 
-def infer_mode(stage: str | None, staged: bool, range_: str | None, base: str | None, head: str | None) -> Mode:  # noqa: PLR0911  (one return per case, in the order they are judged)
+def infer_mode(  # noqa: PLR0911  (one return per case, in the order they are judged)
+    stage: str | None, staged: bool, range_: str | None, base: str | None, head: str | None
+) -> ChangeSetRequest:
     """Pick the change set from the options, then pre-commit's environment; never guess."""
     given = [x for x in (staged, range_, base) if x]
     if len(given) > 1:
@@ -54,30 +56,32 @@ def infer_mode(stage: str | None, staged: bool, range_: str | None, base: str | 
     if head and not base:
         raise usage("--head goes with --base")
     if staged:
-        return Mode(ChangeSet.STAGED)
+        return ChangeSetRequest(ChangeSet.STAGED)
     if range_:
         old, sep, new = range_.partition("..")
         if not sep or not old or not new or new.startswith("."):
             raise usage(f"--range {range_!r}: expected A..B")
-        return Mode(ChangeSet.RANGE, old, new)
+        return ChangeSetRequest(ChangeSet.RANGE, old, new)
     if base:
-        return Mode(ChangeSet.BASE, base, head or "HEAD")
+        return ChangeSetRequest(ChangeSet.BASE, base, head or "HEAD")
     env = os.environ
     from_ref, to_ref = env.get("PRE_COMMIT_FROM_REF"), env.get("PRE_COMMIT_TO_REF")
     if from_ref and to_ref and stage in (None, "pre-push"):
-        return Mode(ChangeSet.RANGE, from_ref, to_ref)
+        return ChangeSetRequest(ChangeSet.RANGE, from_ref, to_ref)
     if stage == "pre-push" and env.get("PRE_COMMIT_REMOTE_NAME"):
         # pre-commit sets no refs when the pushed branch starts at a root commit:
         # check every commit the remote does not have yet.
-        return Mode(ChangeSet.PUSH_NEW, env["PRE_COMMIT_REMOTE_NAME"], env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD")
+        return ChangeSetRequest(
+            ChangeSet.PUSH_NEW, env["PRE_COMMIT_REMOTE_NAME"], env.get("PRE_COMMIT_LOCAL_BRANCH") or "HEAD"
+        )
     if stage in (None, "ci") and env.get("GITLAB_CI") == "true" and env.get("PRE_COMMIT") != "1":
         from harness_gate import gitlab  # noqa: PLC0415  (only in a GitLab job)
 
         found = gitlab.pipeline(env)
         if found is not None:
-            return Mode(ChangeSet.BASE, found.base, found.head, stage="ci", landed=found.landed)
+            return ChangeSetRequest(ChangeSet.BASE, found.base, found.head, stage="ci", landed=found.landed)
     if stage == "pre-commit" or (stage is None and env.get("PRE_COMMIT") == "1"):
-        return Mode(ChangeSet.STAGED)
+        return ChangeSetRequest(ChangeSet.STAGED)
     raise usage(
         "cannot tell which changes to check",
         "Pass --staged (pre-commit), --range A..B (pre-push) or --base REF [--head REF] (CI).",
@@ -88,7 +92,7 @@ def run_check(  # noqa: PLR0913  (one argument per command-line option)
     cwd: Path,
     *,
     stage: str | None,
-    mode: Mode,
+    mode: ChangeSetRequest,
     plan_id: str | None,
     config_file: str | None,
     reverify: bool = False,
@@ -164,13 +168,13 @@ def _view(root: Path, head: Head, plan_id: str | None, findings: Sequence[Findin
     from harness_gate import prview  # noqa: PLC0415  (not on the pre-commit path)
 
     assert head.commit is not None  # noqa: S101  (ranges only)
-    snap = head.artifacts_tree
-    here = set(governance.present(snap))
+    artifacts = head.artifacts_tree
+    here = set(governance.present(artifacts))
     wanted = sorted(({*head.used, *ranges.plans_brought(head, here)} if plan_id is None else {plan_id}) & here)
     tree = head.tree() if wanted else ""
     signed = bool(head.anchors is not None and head.anchors.signed)
     views = [
-        prview.plan_view(root, snap, p, tree, commit=head.commit, signed=signed, findings=findings) for p in wanted
+        prview.plan_view(root, artifacts, p, tree, commit=head.commit, signed=signed, findings=findings) for p in wanted
     ]
     return {
         "head": head.commit,
@@ -197,7 +201,11 @@ def _check_index(
 
 
 def _check_commits(
-    root: Path, mode: Mode, plan_id: str | None, config_file: str | None, stack: contextlib.ExitStack[bool | None]
+    root: Path,
+    mode: ChangeSetRequest,
+    plan_id: str | None,
+    config_file: str | None,
+    stack: contextlib.ExitStack[bool | None],
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
     new_ref = git.resolve(root, mode.new)
     if new_ref is None:
@@ -222,9 +230,17 @@ def _check_commits(
     judged = ranges.range_trust(root, config_file, listing, old_ref, new_ref, pushed=pushed)
     anchors = changesets.anchors(root, judged.cfg, stack, base=old_ref, head=new_ref)
     return ranges.judge(
-        root, listing, cfg=judged.cfg, head_oid=new_ref, plan_id=plan_id, every=judged.every, anchors=anchors,
-        base=old_ref, states=judged.states, fork_from=judged.fork_from,
-    )  # fmt: skip
+        root,
+        listing,
+        cfg=judged.cfg,
+        head_oid=new_ref,
+        plan_id=plan_id,
+        every=judged.every,
+        anchors=anchors,
+        base=old_ref,
+        states=judged.states,
+        fork_from=judged.fork_from,
+    )
 
 
 def _push_new(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
@@ -242,6 +258,12 @@ def _push_new(  # noqa: PLR0913  (the facts it works from; a bundle of them woul
     # No commit here is trusted: signed approvals have no allowed_signers to check against.
     anchors = changesets.anchors(root, cfg, stack, base=None, head=new_ref)
     return ranges.judge(
-        root, listing, cfg=cfg, head_oid=new_ref, plan_id=plan_id, every=ranges.judges_every_pushed(root, remote),
-        anchors=anchors, fork_from=git.default_base(root, cfg.base_branch),
-    )  # fmt: skip
+        root,
+        listing,
+        cfg=cfg,
+        head_oid=new_ref,
+        plan_id=plan_id,
+        every=ranges.judges_every_pushed(root, remote),
+        anchors=anchors,
+        fork_from=git.default_base(root, cfg.base_branch),
+    )

@@ -14,21 +14,21 @@ def complete(cwd: Path, plan_id: str | None, summary: str | None, *, cancel: boo
     with `cancel`, `cancelled` without a review (the plan grants no more write authority,
     and code it authorised still needs its evidence; docs/lifecycle.md)."""
     root = git.toplevel(cwd)
-    snap = artifacts_tree.from_worktree(root)
-    if not snap.active:
+    artifacts = artifacts_tree.from_worktree(root)
+    if not artifacts.active:
         return inactive("complete")
-    folder, life = governance.plan_for(snap, plan_id, GitFacts(snap.root))
+    folder, life = governance.plan_for(artifacts, plan_id, GitFacts(artifacts.root))
     lifecycle.require_open(folder, life)
     assert life.plan_sha256 is not None  # noqa: S101  (plan_for checked it)
     if cancel:
-        tree = fingerprints.fingerprint_worktree(root, snap.config)
+        tree = fingerprints.fingerprint_worktree(root, artifacts.config)
         review: dict[str, str | None] = {"review": None, "review_sha256": None}
         outcome, refs, default = "cancelled", [], "Cancelled."
     else:
         name, art = freshness.completing_review(folder, life)
-        tree = fingerprints.fingerprint_worktree(root, snap.config)
+        tree = fingerprints.fingerprint_worktree(root, artifacts.config)
         freshness.require_reviewed_tree(folder, name, art, tree)
-        refs = freshness.require_fresh_evidence(snap, folder, life, tree)
+        refs = freshness.require_fresh_evidence(artifacts, folder, life, tree)
         review = {"review": name, "review_sha256": art.sha256}
         outcome, default = "completed", f"Completed with {name} ({art.value('Verdict')}) on tree {tree}."
     text = templates.completion(
@@ -40,6 +40,8 @@ def complete(cwd: Path, plan_id: str | None, summary: str | None, *, cancel: boo
     rel = plans.next_path(folder, "completion")
     fsutil.write_atomic(root / rel, text.encode("utf-8"))
     data = {"path": rel, "tree": tree, **({"outcome": outcome} if cancel else {})}
-    return Report("complete", data=data, lines=(
-        f"wrote {rel}: plan `{folder.plan_id}` is {outcome} (it grants no more write authority)",
-    ))  # fmt: skip
+    return Report(
+        "complete",
+        data=data,
+        lines=(f"wrote {rel}: plan `{folder.plan_id}` is {outcome} (it grants no more write authority)",),
+    )

@@ -144,7 +144,11 @@ def _run(out: TextIO, repo: Path) -> int:
         return lambda: approve.approve(repo, None, None, io.BytesIO(text), prompt, tty=False)
 
     def gate(stage: str, *, base: str | None = None) -> Callable[[], Report]:
-        mode = check.Mode(check.ChangeSet.BASE, base, "HEAD") if base else check.Mode(check.ChangeSet.STAGED)
+        mode = (
+            check.ChangeSetRequest(check.ChangeSet.BASE, base, "HEAD")
+            if base
+            else check.ChangeSetRequest(check.ChangeSet.STAGED)
+        )
         return lambda: check.run_check(repo, stage=stage, mode=mode, plan_id=None, config_file=None)
 
     d.step("Adopt harness-gate", "harness-gate init", lambda: init.init(repo), 0)

@@ -32,9 +32,10 @@ def doctor_report(cwd: Path, runtimes: Sequence[str] = (), homes: doctor.Homes |
     chosen = list(runtimes) or set_up(root)
     if not chosen:
         return Report(
-            "doctor", data={"runtimes": {}},
+            "doctor",
+            data={"runtimes": {}},
             lines=("no agent hook is set up in this repository (`harness-gate init --agent claude|codex|gemini`)",),
-        )  # fmt: skip
+        )
     lines: list[str] = []
     findings: list[Finding] = []
     data: dict[str, object] = {}

@@ -42,19 +42,19 @@ def _under(cwd: Path, root: Path, name: str, prefix: str) -> bool:
 
 
 def _lint(cwd: Path, root: Path, files: Sequence[str], *, artifacts_only: bool = False) -> Report:
-    snap = artifacts_tree.from_worktree(root)
+    artifacts = artifacts_tree.from_worktree(root)
     if artifacts_only:
-        if not snap.active:
+        if not artifacts.active:
             return report_mod.inactive("lint")
-        files = [name for name in files if _under(cwd, root, name, artifacts_root.prefix(snap.artifacts_dir))]
+        files = [name for name in files if _under(cwd, root, name, artifacts_root.prefix(artifacts.artifacts_dir))]
         if not files:
             return Report("lint")
     if not files:
-        return Report("lint", tuple(_lint_all(snap))) if snap.active else report_mod.inactive("lint")
+        return Report("lint", tuple(_lint_all(artifacts))) if artifacts.active else report_mod.inactive("lint")
     found: list[Finding] = []
     folders: set[str] = set()
     scopes: set[str] = set()  # paths and folder prefixes whose layout findings apply
-    prefix = artifacts_root.prefix(snap.artifacts_dir)
+    prefix = artifacts_root.prefix(artifacts.artifacts_dir)
     real_root = root.resolve()
     for name in files:
         path = Path(os.path.normpath(cwd / name))
@@ -64,44 +64,46 @@ def _lint(cwd: Path, root: Path, files: Sequence[str], *, artifacts_only: bool =
             rel = None
         if rel is not None and (rel + "/").startswith(prefix):
             if rel + "/" == prefix:
-                return Report("lint", tuple(_lint_all(snap)))
+                return Report("lint", tuple(_lint_all(artifacts)))
             if not path.exists() and not path.is_symlink():
                 found.append(plans.missing_file(rel))
                 continue
             parts = rel[len(prefix) :].split("/")
             if parts == [artifacts_root.PLANS]:
-                folders.update(i for i in plans.plan_ids(snap) if plans.PLAN_ID.match(i))
+                folders.update(i for i in plans.plan_ids(artifacts) if plans.PLAN_ID.match(i))
                 scopes.add(rel + "/")
                 continue
             if parts[0] == artifacts_root.PLANS and plans.PLAN_ID.match(parts[1]):
                 folders.add(parts[1])
             scopes.add(rel + "/" if path.is_dir() else rel)
             continue
-        found.extend(_outside_root(root, snap, name, path, rel))
-    layout = plans.root_findings(snap)
+        found.extend(_outside_root(root, artifacts, name, path, rel))
+    layout = plans.root_findings(artifacts)
     found.extend(f for f in layout if any(f.path == s or (s.endswith("/") and f.path.startswith(s)) for s in scopes))
     for plan_id in sorted(folders):
-        found.extend(lifecycle.folder_findings(snap, plan_id))
+        found.extend(lifecycle.folder_findings(artifacts, plan_id))
     return Report("lint", tuple(found))
 
 
 def _outside_root(
-    root: Path, snap: artifacts_tree.ArtifactsTree, name: str, path: Path, rel: str | None
+    root: Path, artifacts: artifacts_tree.ArtifactsTree, name: str, path: Path, rel: str | None
 ) -> list[Finding]:
     """A file named outside the artifacts root: another harness format's, or an artifact
     named by its own path (`rel`: its path in the repository, None outside it)."""
     if path.is_dir():
-        raise usage(f"{name} is a directory outside the artifacts root `{artifacts_root.prefix(snap.artifacts_dir)}`")
-    kind = formats.format_of(snap.config, rel) if rel is not None else None
+        raise usage(
+            f"{name} is a directory outside the artifacts root `{artifacts_root.prefix(artifacts.artifacts_dir)}`"
+        )
+    kind = formats.format_of(artifacts.config, rel) if rel is not None else None
     if kind is not None and rel is not None:  # a file of another harness format (docs/formats.md)
-        return list(formats.lint_worktree(root, snap.config, [(kind, rel)]))
-    return list(plans.file_findings(name, path, snap.config))
+        return list(formats.lint_worktree(root, artifacts.config, [(kind, rel)]))
+    return list(plans.file_findings(name, path, artifacts.config))
 
 
-def _lint_all(snap: artifacts_tree.ArtifactsTree) -> list[Finding]:
-    found = plans.root_findings(snap)
-    for plan_id in plans.plan_ids(snap):
-        found.extend(lifecycle.folder_findings(snap, plan_id))
-    files = formats.Files(snap.root, None, worktree=True)  # listed once: for the choice and the cross-file rules
-    found.extend(formats.lint_files(files, snap.config, formats.matched(files, formats.matcher(snap.config))))
+def _lint_all(artifacts: artifacts_tree.ArtifactsTree) -> list[Finding]:
+    found = plans.root_findings(artifacts)
+    for plan_id in plans.plan_ids(artifacts):
+        found.extend(lifecycle.folder_findings(artifacts, plan_id))
+    files = formats.Files(artifacts.root, None, worktree=True)  # listed once: for the choice and the cross-file rules
+    found.extend(formats.lint_files(files, artifacts.config, formats.matched(files, formats.matcher(artifacts.config))))
     return found

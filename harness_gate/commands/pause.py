@@ -20,20 +20,20 @@ from harness_gate.state_facts import GitFacts
 
 
 def verification_fingerprint(
-    snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
+    artifacts: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str
 ) -> tuple[str, str]:
     """The verification at the pause, as one sha256: each required command's id, its
     freshness for `tree` and the sha256 of its newest record; and the trend it shows
     ("unavailable" when no command has a record yet)."""
-    fresh, _ = freshness.state_freshness(snap, folder, life, tree)
+    fresh, _ = freshness.state_freshness(artifacts, folder, life, tree)
     facts = sorted((f.command_id, f.reason, f.record.sha256 if f.record else None) for f in fresh)
     digest = hashlib.sha256(json.dumps(facts, separators=(",", ":")).encode()).hexdigest()
     trend = "unchanged" if any(f.record is not None for f in fresh) else "unavailable"
     return digest, trend
 
 
-def _write(root: Path, snap: artifacts_tree.ArtifactsTree, rel: str, text: str) -> str:
-    art, problems = parse_artifact(rel, text.encode(), artifacts_dir=snap.artifacts_dir)
+def _write(root: Path, artifacts: artifacts_tree.ArtifactsTree, rel: str, text: str) -> str:
+    art, problems = parse_artifact(rel, text.encode(), artifacts_dir=artifacts.artifacts_dir)
     if art is None:  # the program's error: what it renders must parse
         raise usage(f"the {rel} rendered does not validate: {problems[0].message if problems else '?'}")
     fsutil.write_atomic(root / rel, text.encode())
@@ -42,20 +42,22 @@ def _write(root: Path, snap: artifacts_tree.ArtifactsTree, rel: str, text: str) 
 
 def pause(cwd: Path, plan_id: str | None, reason: str | None) -> Report:
     root = git.toplevel(cwd)
-    snap = artifacts_tree.from_worktree(root)
-    if not snap.active:
+    artifacts = artifacts_tree.from_worktree(root)
+    if not artifacts.active:
         return inactive("pause")
-    folder, life = governance.plan_for(snap, plan_id, GitFacts(snap.root))
+    folder, life = governance.plan_for(artifacts, plan_id, GitFacts(artifacts.root))
     lifecycle.require_paused(folder, life, reported=False)
     assert life.plan_sha256 is not None  # noqa: S101  (plan_for checked it)
     review = next((e for e in folder.entries if e.name == life.last_review), None)
     found = sorted({f["id"] for f in review.artifact.value("Findings")}) if review and review.artifact else []
-    tree = fingerprints.fingerprint_worktree(root, snap.config)
-    digest, trend = verification_fingerprint(snap, folder, life, tree)
+    tree = fingerprints.fingerprint_worktree(root, artifacts.config)
+    digest, trend = verification_fingerprint(artifacts, folder, life, tree)
     said = lifecycle.PAUSE_REASONS.get(life.pause_reason, "the plan is {state}").format(
-        review=life.last_review, rounds=life.repair_budget, findings=", ".join(found) or "a finding",
+        review=life.last_review,
+        rounds=life.repair_budget,
+        findings=", ".join(found) or "a finding",
         state=life.state.value,
-    )  # fmt: skip
+    )
     text = templates.pause(
         binding={"plan_sha256": life.plan_sha256, "amendment_sha256": life.amendment_sha256},
         pause={
@@ -69,20 +71,24 @@ def pause(cwd: Path, plan_id: str | None, reason: str | None) -> Report:
         },
     )
     rel = plans.next_path(folder, "pause")
-    _write(root, snap, rel, text)
-    return Report("pause", data={"plan": folder.plan_id, "path": rel, "tree": tree}, lines=(
-        f"wrote {rel}: plan `{folder.plan_id}` is {life.state.value} at tree {tree[:12]}",
-        "next: commit it; then resume with more repair rounds (harness-gate resume, then harness-gate approve), "
-        "amend the plan (harness-gate plan amend), or cancel it (harness-gate complete --cancel)",
-    ))  # fmt: skip
+    _write(root, artifacts, rel, text)
+    return Report(
+        "pause",
+        data={"plan": folder.plan_id, "path": rel, "tree": tree},
+        lines=(
+            f"wrote {rel}: plan `{folder.plan_id}` is {life.state.value} at tree {tree[:12]}",
+            "next: commit it; then resume with more repair rounds (harness-gate resume, then harness-gate approve), "
+            "amend the plan (harness-gate plan amend), or cancel it (harness-gate complete --cancel)",
+        ),
+    )
 
 
 def resume(cwd: Path, plan_id: str | None, rounds: int) -> Report:
     root = git.toplevel(cwd)
-    snap = artifacts_tree.from_worktree(root)
-    if not snap.active:
+    artifacts = artifacts_tree.from_worktree(root)
+    if not artifacts.active:
         return inactive("resume")
-    folder, life = governance.plan_for(snap, plan_id, GitFacts(snap.root))
+    folder, life = governance.plan_for(artifacts, plan_id, GitFacts(artifacts.root))
     lifecycle.require_paused(folder, life, reported=True)
     assert life.plan_sha256 is not None  # noqa: S101  (plan_for checked it)
     entry = next((e for e in folder.entries if e.name == life.last_pause), None)
@@ -91,15 +97,22 @@ def resume(cwd: Path, plan_id: str | None, rounds: int) -> Report:
     paused = entry.artifact.value("Pause")
     text = templates.resume(
         binding={
-            "plan_sha256": life.plan_sha256, "amendment_sha256": life.amendment_sha256, "pause": entry.name,
-            "pause_sha256": entry.artifact.sha256, "latest_diff": paused["latest_diff"],
+            "plan_sha256": life.plan_sha256,
+            "amendment_sha256": life.amendment_sha256,
+            "pause": entry.name,
+            "pause_sha256": entry.artifact.sha256,
+            "latest_diff": paused["latest_diff"],
             "latest_verification": paused["latest_verification"],
         },
         rounds=rounds,
-    )  # fmt: skip
+    )
     rel = plans.next_path(folder, "resume")
-    sha = _write(root, snap, rel, text)
-    return Report("resume", data={"plan": folder.plan_id, "path": rel, "sha256": sha}, lines=(
-        f"wrote {rel} (sha256 {sha}): {rounds} more repair round(s) after {entry.name}",
-        "next: review it, then `harness-gate approve` (the plan stays paused until then); commit both",
-    ))  # fmt: skip
+    sha = _write(root, artifacts, rel, text)
+    return Report(
+        "resume",
+        data={"plan": folder.plan_id, "path": rel, "sha256": sha},
+        lines=(
+            f"wrote {rel} (sha256 {sha}): {rounds} more repair round(s) after {entry.name}",
+            "next: review it, then `harness-gate approve` (the plan stays paused until then); commit both",
+        ),
+    )

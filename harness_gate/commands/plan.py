@@ -58,13 +58,13 @@ def plan_new(  # noqa: PLR0913  (one argument per command-line option)
     governance.checked_id(plan_id)
     if not verify:
         raise usage("at least one --verify 'ID=COMMAND' is required", "Every plan carries its verification commands.")
-    snap = artifacts_tree.from_worktree(root)
-    folder = root / artifacts_root.plan_folder(snap.artifacts_dir, plan_id)
+    artifacts = artifacts_tree.from_worktree(root)
+    folder = root / artifacts_root.plan_folder(artifacts.artifacts_dir, plan_id)
     if folder.exists():
         raise usage(
             f"{folder.relative_to(root).as_posix()} already exists", "Pick another id; plans are never overwritten."
         )
-    _check_patterns("--boundary", boundary, snap.artifacts_dir)
+    _check_patterns("--boundary", boundary, artifacts.artifacts_dir)
     text = templates.plan(
         objective=objective,
         acceptance=list(acceptance) or ["Every required verification command passes on the committed tree."],
@@ -75,8 +75,8 @@ def plan_new(  # noqa: PLR0913  (one argument per command-line option)
         execution_mode=mode,
         risks=risks,
     )
-    rel = artifacts_root.plan_file(snap.artifacts_dir, plan_id)
-    art, found = parse_artifact(rel, text.encode(), artifacts_dir=snap.artifacts_dir)
+    rel = artifacts_root.plan_file(artifacts.artifacts_dir, plan_id)
+    art, found = parse_artifact(rel, text.encode(), artifacts_dir=artifacts.artifacts_dir)
     if art is None:
         raise _bad_options(found, "plan")
     fsutil.write_atomic(root / rel, text.encode())
@@ -85,7 +85,7 @@ def plan_new(  # noqa: PLR0913  (one argument per command-line option)
     picked = (f"picked for branch `{branch}` (harness-gate plan use)",) if branch else ()
     from harness_gate import rules  # noqa: PLC0415  (the rule tables, only for this warning)
 
-    reach = rules.wildcard_reach(boundary, snap.config.source, snap.artifacts_dir)
+    reach = rules.wildcard_reach(boundary, artifacts.config.source, artifacts.artifacts_dir)
     return Report(
         "plan new",
         tuple(reach),
@@ -113,17 +113,17 @@ def plan_amend(  # noqa: PLR0913  (one argument per command-line option)
     """Write the next Plan Amendment: the plan's effective policy with these changes, its
     deltas marked, bound to the plan and the amendment in force, ready for `approve`."""
     root = git.toplevel(cwd)
-    snap = artifacts_tree.from_worktree(root)
-    if not snap.active:
+    artifacts = artifacts_tree.from_worktree(root)
+    if not artifacts.active:
         return report_mod.inactive("plan amend")
-    folder, life = governance.plan_for(snap, plan_id, GitFacts(snap.root))
+    folder, life = governance.plan_for(artifacts, plan_id, GitFacts(artifacts.root))
     lifecycle.require_open(folder, life)
     lifecycle.require_no_pending_amendment(folder, life)
     policy = life.policy
     assert policy is not None and life.plan_sha256 is not None  # noqa: S101  (plan_for checked both)
     source = next((e.artifact for e in folder.entries if e.path == policy.source), None) or folder.plan
     assert source is not None  # noqa: S101  (a parsed plan: plan_for checked it)
-    _check_patterns("--add-boundary", add_boundary, snap.artifacts_dir)
+    _check_patterns("--add-boundary", add_boundary, artifacts.artifacts_dir)
     change = amendments.Change(
         objective, add_boundary, remove_boundary, add_verify, remove_verify, timeout=timeout, why=why
     )
@@ -140,18 +140,23 @@ def plan_amend(  # noqa: PLR0913  (one argument per command-line option)
         boundary=amended.boundary,
         verification={"kind": policy.verification["kind"], "required_commands": amended.commands},
         unmodeled=policy.unmodeled_commands,
-        risks=_section_markdown(snap.files.get(source.path, b""), "Risks") or source.value("Risks"),
+        risks=_section_markdown(artifacts.files.get(source.path, b""), "Risks") or source.value("Risks"),
     )
     rel = plans.next_path(folder, "amendment")
-    art, problems = parse_artifact(rel, text.encode(), artifacts_dir=snap.artifacts_dir)
+    art, problems = parse_artifact(rel, text.encode(), artifacts_dir=artifacts.artifacts_dir)
     if art is None:
         raise _bad_options(problems, "amendment")
     fsutil.write_atomic(root / rel, text.encode())
     changed = [f"  {name}: {d['summary']}" for name, d in amended.deltas.items() if d["material"]]
-    return Report("plan amend", data={"plan": folder.plan_id, "path": rel, "sha256": art.sha256}, lines=(
-        f"wrote {rel} (sha256 {art.sha256})", *changed,
-        "next: review it, then `harness-gate approve` (the plan keeps its policy until then)",
-    ))  # fmt: skip
+    return Report(
+        "plan amend",
+        data={"plan": folder.plan_id, "path": rel, "sha256": art.sha256},
+        lines=(
+            f"wrote {rel} (sha256 {art.sha256})",
+            *changed,
+            "next: review it, then `harness-gate approve` (the plan keeps its policy until then)",
+        ),
+    )
 
 
 def _section_markdown(data: bytes, title: str) -> str | None:
@@ -178,15 +183,20 @@ def plan_use(cwd: Path, plan_id: str) -> Report:
     """Pick the plan this branch's local commands and hook use when it has several open."""
     root = git.toplevel(cwd)
     governance.checked_id(plan_id)
-    snap = artifacts_tree.from_worktree(root)
-    if not snap.active:
+    artifacts = artifacts_tree.from_worktree(root)
+    if not artifacts.active:
         return report_mod.inactive("plan use")
     governance.require_plan(
-        snap, plan_id, f"there is no plan `{plan_id}` in {artifacts_root.plans_prefix(snap.artifacts_dir)}"
+        artifacts, plan_id, f"there is no plan `{plan_id}` in {artifacts_root.plans_prefix(artifacts.artifacts_dir)}"
     )
     branch = branches.select(root, plan_id)
     if branch is None:
         raise usage("HEAD is detached: a pick is kept per branch", "Check out a branch first.")
-    return Report("plan use", data={"plan": plan_id, "branch": branch}, lines=(
-        f"branch `{branch}` uses plan `{plan_id}` (kept in .git/config as branch.{branch}.{branches.SELECTION_KEY})",
-    ))  # fmt: skip
+    return Report(
+        "plan use",
+        data={"plan": plan_id, "branch": branch},
+        lines=(
+            f"branch `{branch}` uses plan `{plan_id}`"
+            f" (kept in .git/config as branch.{branch}.{branches.SELECTION_KEY})",
+        ),
+    )

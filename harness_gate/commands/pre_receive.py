@@ -78,8 +78,9 @@ def _judge(location: git.Location, updates: list[Update], config_file: str | Non
     if not active:
         lines.insert(0, INACTIVE)
     data = {"active": active, "default_branch": default_ref, "refs": results}
-    return Report("pre-receive", tuple(dict.fromkeys(findings)), data, lines=tuple(lines),
-                  report_only=active and cfg.report_only)  # fmt: skip
+    return Report(
+        "pre-receive", tuple(dict.fromkeys(findings)), data, lines=tuple(lines), report_only=active and cfg.report_only
+    )
 
 
 def _first_push(updates: list[Update], default_ref: str) -> Report:
@@ -121,11 +122,22 @@ def _update(  # noqa: PLR0911, PLR0913  (one return per case, in the order they 
         assert u.old is not None  # noqa: S101  (the default branch exists: git names its tip)
         if active and not git.is_ancestor(root, u.old, u.new):
             return [receive.rewrites(u)], ""
-        mode, stage, landed = check.Mode(check.ChangeSet.BASE, u.old, u.new), "ci", True
+        mode, stage, landed = check.ChangeSetRequest(check.ChangeSet.BASE, u.old, u.new), "ci", True
     else:
-        mode, stage, landed = check.Mode(check.ChangeSet.BASE, default_tip, u.new), policy.branch_stage, False
-    report = check.run_check(root, stage=stage, mode=mode, plan_id=None, config_file=config_file, landed=landed,
-                             location=dataclasses.replace(location, head=default_tip))  # fmt: skip
+        mode, stage, landed = (
+            check.ChangeSetRequest(check.ChangeSet.BASE, default_tip, u.new),
+            policy.branch_stage,
+            False,
+        )
+    report = check.run_check(
+        root,
+        stage=stage,
+        mode=mode,
+        plan_id=None,
+        config_file=config_file,
+        landed=landed,
+        location=dataclasses.replace(location, head=default_tip),
+    )
     if report.error is not None:
         raise HarnessGateError(report.error.code, f"{u.ref}: {report.error.message}", report.error.hint)
     prefix = f"{u.ref}: "

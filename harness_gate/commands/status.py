@@ -33,35 +33,37 @@ from harness_gate.state_facts import GitFacts
 def status(cwd: Path, plan_id: str | None) -> Report:
     location = git.locate(cwd)
     root = location.toplevel
-    snap = artifacts_tree.from_worktree(root)
-    if not snap.active:
+    artifacts = artifacts_tree.from_worktree(root)
+    if not artifacts.active:
         return report_mod.inactive("status")
     found: list[Finding] = artifacts_tree.ignored_config(root)
-    chosen = governance.plan_or_none(snap, plan_id, GitFacts(snap.root))
+    chosen = governance.plan_or_none(artifacts, plan_id, GitFacts(artifacts.root))
     if isinstance(chosen, HarnessGateError):
         line = f"plan:       none chosen: {chosen.message}"
         return Report("status", (), {"active": True, "plan": None}, lines=(line, f"next:       {chosen.hint}"))
     plan_id = chosen
-    folder = plans.load(snap, plan_id)
-    missing = artifacts_root.plan_folder(snap.artifacts_dir, plan_id)
-    governance.require_plan(snap, plan_id, f"there is no plan `{plan_id}` here ({missing}/ is missing)")
+    folder = plans.load(artifacts, plan_id)
+    missing = artifacts_root.plan_folder(artifacts.artifacts_dir, plan_id)
+    governance.require_plan(artifacts, plan_id, f"there is no plan `{plan_id}` here ({missing}/ is missing)")
     life = lifecycle.replay(folder)
     found.extend(folder.findings)
     found.extend(life.findings)
-    records = git.status_records(root, artifacts_root.prefix(snap.artifacts_dir))
+    records = git.status_records(root, artifacts_root.prefix(artifacts.artifacts_dir))
     unstaged = [path for xy, path in records if xy == "??" or xy[1] != " "]
     policy = life.policy
-    tree, fresh, problems, untracked = _freshness(root, snap, folder, life)
+    tree, fresh, problems, untracked = _freshness(root, artifacts, folder, life)
     found.extend(problems)
     found.extend(untracked)
     work = _WorkTree(tuple(path for _, path in records), untracked[0].code if untracked else None)
-    next_step = _next_step(snap, folder, life, fresh, work)
-    reviews = freshness.review_states(GitFacts(root), snap.config, folder, life, tree) if policy is not None else []
+    next_step = _next_step(artifacts, folder, life, fresh, work)
+    reviews = (
+        freshness.review_states(GitFacts(root), artifacts.config, folder, life, tree) if policy is not None else []
+    )
     # A review to fill in comes first, whatever the review's freshness and CI say.
-    filling = _unfilled_review(snap, folder) is not None
+    filling = _unfilled_review(artifacts, folder) is not None
     if not filling:
         next_step = _review_next(next_step, life, fresh, reviews)
-    approvers, uncommitted = _approvers(root, snap, plan_id)
+    approvers, uncommitted = _approvers(root, artifacts, plan_id)
     short = [v for v in approvers if v["needed"]]
     if short and life.grants_writes:
         v = short[0]
@@ -69,7 +71,7 @@ def status(cwd: Path, plan_id: str | None) -> Report:
             f"{v['needed']} more approval(s) for `{v['rule']}`, by {' or '.join(v['waiting_for'])}: each runs "
             f"harness-gate approve and commits it signed (git commit -S); docs/approvers.md"
         )
-    ci = _ci_verdict(cwd, root, snap.config)
+    ci = _ci_verdict(cwd, root, artifacts.config)
     if not filling or (short and life.grants_writes):
         next_step = _ci_next(next_step, life, ci, (fresh, reviews, [path for _, path in records]))
     if location.merge_head.is_file():
@@ -136,7 +138,11 @@ def status_view(cwd: Path, plan_id: str | None, base: str | None) -> Report:
 
     if base is not None:
         judged = check.run_check(
-            cwd, stage="ci", mode=check.Mode(check.ChangeSet.BASE, base, "HEAD"), plan_id=plan_id, config_file=None
+            cwd,
+            stage="ci",
+            mode=check.ChangeSetRequest(check.ChangeSet.BASE, base, "HEAD"),
+            plan_id=plan_id,
+            config_file=None,
         )
         found = tuple(dataclasses.replace(f, severity=Severity.WARNING) for f in judged.findings)
         data = {**judged.data, "check_result": judged.result}
@@ -146,40 +152,44 @@ def status_view(cwd: Path, plan_id: str | None, base: str | None) -> Report:
     if head is None:
         raise usage("there is no commit yet: the view is of the HEAD commit", "Commit the plan first.")
     cfg = artifacts_tree.read_config(root, head)
-    snap = artifacts_tree.from_commit(root, head, cfg)
-    if not snap.active:
+    artifacts = artifacts_tree.from_commit(root, head, cfg)
+    if not artifacts.active:
         return report_mod.inactive("status")
-    chosen = governance.plan_or_none(snap, plan_id, GitFacts(snap.root))
+    chosen = governance.plan_or_none(artifacts, plan_id, GitFacts(artifacts.root))
     if isinstance(chosen, HarnessGateError):
-        return Report("status", (), {"active": True, "head": head, "plan": None, "plans": []},
-                      lines=(f"plan: none chosen: {chosen.message}", f"next: {chosen.hint}"))  # fmt: skip
+        return Report(
+            "status",
+            (),
+            {"active": True, "head": head, "plan": None, "plans": []},
+            lines=(f"plan: none chosen: {chosen.message}", f"next: {chosen.hint}"),
+        )
     plan_id = chosen
-    missing = artifacts_root.plan_folder(snap.artifacts_dir, plan_id)
-    governance.require_plan(snap, plan_id, f"the HEAD commit has no plan `{plan_id}` ({missing}/ is missing)")
-    folder = plans.load(snap, plan_id)
+    missing = artifacts_root.plan_folder(artifacts.artifacts_dir, plan_id)
+    governance.require_plan(artifacts, plan_id, f"the HEAD commit has no plan `{plan_id}` ({missing}/ is missing)")
+    folder = plans.load(artifacts, plan_id)
     life = lifecycle.replay(folder)
     found = tuple(dataclasses.replace(f, severity=Severity.WARNING) for f in (*folder.findings, *life.findings))
     tree = fingerprints.fingerprint_commit(root, head, cfg)
     # status reads no signature: where they are required, `check` is what verifies them.
     signed = None if cfg.require_signed_approvals else False
-    view = prview.plan_view(root, snap, plan_id, tree, commit=head, signed=signed)
+    view = prview.plan_view(root, artifacts, plan_id, tree, commit=head, signed=signed)
     data = {"active": True, "head": head, "plan": plan_id, "plans": [view]}
     return Report("status", found, data, lines=(f"plan: {plan_id} ({view['state']}) at HEAD {head[:12]}",))
 
 
 def _freshness(
-    root: Path, snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: lifecycle.Lifecycle
+    root: Path, artifacts: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: lifecycle.Lifecycle
 ) -> tuple[str, list[evidence.Freshness], list[Finding], list[Finding]]:
     """The work tree's fingerprint, the evidence's freshness against it, the problems found
     on the way, and the warning about untracked files: all empty while no policy applies."""
     if life.policy is None:
         return "", [], [], []
-    tree = fingerprints.fingerprint_worktree(root, snap.config)
-    fresh, problems = freshness.state_freshness(snap, folder, life, tree)
+    tree = fingerprints.fingerprint_worktree(root, artifacts.config)
+    fresh, problems = freshness.state_freshness(artifacts, folder, life, tree)
     untracked: list[Finding] = []
     if life.state not in lifecycle.ENDED - {lifecycle.PlanState.COMPLETED}:
         untracked = fingerprints.untracked_warning(
-            fingerprints.untracked_files(root, snap.config), artifacts_root.evidence_log(folder.path)
+            fingerprints.untracked_files(root, artifacts.config), artifacts_root.evidence_log(folder.path)
         )
     return tree, fresh, problems, untracked
 
@@ -193,14 +203,14 @@ class _WorkTree:
 
 
 def _next_step(
-    snap: artifacts_tree.ArtifactsTree,
+    artifacts: artifacts_tree.ArtifactsTree,
     folder: plans.PlanFolder,
     life: lifecycle.Lifecycle,
     fresh: Sequence[evidence.Freshness],
     work: _WorkTree,
 ) -> str:
     """What to do next, from the lifecycle and what the folder and the work tree hold now."""
-    pending = _unfilled_review(snap, folder)
+    pending = _unfilled_review(artifacts, folder)
     if pending is not None:
         return (
             f"a reviewer who did not write the change fills in {pending}: Reviewer identity, Scope Reviewed, "
@@ -209,9 +219,8 @@ def _next_step(
     state = life.state
     plan_files = {artifacts_root.plan_md(folder.path), artifacts_root.approvals_log(folder.path)}
     if state is lifecycle.PlanState.EXECUTING and plan_files & set(work.uncommitted):
-        return (
-            f"commit the plan and its approval: git add {snap.artifacts_dir} && git commit -m 'Plan: {folder.plan_id}'"
-        )
+        added = artifacts.artifacts_dir
+        return f"commit the plan and its approval: git add {added} && git commit -m 'Plan: {folder.plan_id}'"
     stale = [f for f in fresh if not f.fresh]
     if work.untracked and stale and state not in lifecycle.ENDED - {lifecycle.PlanState.COMPLETED}:
         # verify would record them as part of the tree, and a commit leaves them out (HG310).
@@ -220,7 +229,7 @@ def _next_step(
         # An update from the base (or any later change) left the completed plan's code unverified.
         return "harness-gate verify, then commit its evidence: the tree changed since the plan completed"
     if state is lifecycle.PlanState.EXECUTING:
-        return _executing_step(snap.root, fresh, stale)
+        return _executing_step(artifacts.root, fresh, stale)
     # complete needs fresh evidence and a passing review of exactly this tree.
     return _REVIEW_STALE if state is lifecycle.PlanState.REVIEWING and stale else life.next_step
 
@@ -245,13 +254,13 @@ def _executing_step(root: Path, fresh: Sequence[evidence.Freshness], stale: Sequ
 # -- reviews and what CI will say (status informs of both; `check --stage ci` decides) ------
 
 
-def _approvers(root: Path, snap: artifacts_tree.ArtifactsTree, plan_id: str) -> tuple[list[Any], tuple[str, ...]]:
+def _approvers(root: Path, artifacts: artifacts_tree.ArtifactsTree, plan_id: str) -> tuple[list[Any], tuple[str, ...]]:
     """The approvers rules as CI counts them on HEAD, and who approved in the work tree only."""
-    if not snap.config.approvers:
+    if not artifacts.config.approvers:
         return [], ()
     from harness_gate import approver_counts  # noqa: PLC0415
 
-    found = approver_counts.counted(root, snap, plan_id)
+    found = approver_counts.counted(root, artifacts, plan_id)
     return list(found.views), found.uncommitted
 
 
@@ -290,7 +299,11 @@ def _ci_verdict(cwd: Path, root: Path, cfg: Config) -> dict[str, Any] | None:
     command = f"harness-gate check --stage ci --base {base[:12]}"
     try:
         judged = check.run_check(
-            cwd, stage="ci", mode=check.Mode(check.ChangeSet.BASE, base, "HEAD"), plan_id=None, config_file=None
+            cwd,
+            stage="ci",
+            mode=check.ChangeSetRequest(check.ChangeSet.BASE, base, "HEAD"),
+            plan_id=None,
+            config_file=None,
         )
     except HarnessGateError as exc:
         return {"base": base, "command": command, "result": "error", "blocking": [], "message": exc.message}
@@ -399,17 +412,19 @@ def _merge_next(root: Path, boundary: Sequence[str]) -> str:
         steps.append(f"resolve the conflicts in {', '.join(inside)}, then `git add {names}`")
     if outside:
         names = " ".join(shlex.quote(p) for p in outside)
-        steps.append(f"keep the merged side of {', '.join(outside)} (outside the write boundary): "
-                     f"`git checkout MERGE_HEAD -- {names}`")  # fmt: skip
+        steps.append(
+            f"keep the merged side of {', '.join(outside)} (outside the write boundary): "
+            f"`git checkout MERGE_HEAD -- {names}`"
+        )
     steps.append("`git commit --no-edit` (the merge commit: its hook judges the resolution)")
     return "finish the merge first: " + "; then ".join(steps) + "; then harness-gate status again"
 
 
-def _unfilled_review(snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder) -> str | None:
+def _unfilled_review(artifacts: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder) -> str | None:
     """The newest review still holding a placeholder `review new` wrote (verdict, identity), if any."""
     latest = folder.entries[-1] if folder.entries else None
     if latest is None or latest.slug != "review" or latest.artifact is not None:
         return None
-    data = snap.files.get(latest.path, b"")
+    data = artifacts.files.get(latest.path, b"")
     placeholders = (templates.VERDICT_PLACEHOLDER.encode(), templates.IDENTITY_PLACEHOLDER.encode())
     return latest.path if any(p in data for p in placeholders) else None

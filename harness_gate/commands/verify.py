@@ -27,8 +27,8 @@ from harness_gate.state_facts import GitFacts
 
 def fingerprint(cwd: Path, source: str) -> Report:
     root = git.toplevel(cwd)
-    snap = artifacts_tree.from_worktree(root)
-    cfg = snap.config
+    artifacts = artifacts_tree.from_worktree(root)
+    cfg = artifacts.config
     if source == "worktree":
         tree = fingerprints.fingerprint_worktree(root, cfg)
     elif source == "index":
@@ -49,12 +49,12 @@ def verify(cwd: Path, plan_id: str | None, only: Sequence[str], progress: Progre
     """Run the required commands (`only`: those) and append their evidence; `progress`
     shows each command as it starts, runs and ends (harness_gate/progress.py)."""
     root = git.toplevel(cwd)
-    snap = artifacts_tree.from_worktree(root)
-    if not snap.active:
+    artifacts = artifacts_tree.from_worktree(root)
+    if not artifacts.active:
         return inactive("verify")
-    folder, life = governance.plan_for(snap, plan_id, GitFacts(snap.root))
+    folder, life = governance.plan_for(artifacts, plan_id, GitFacts(artifacts.root))
     fingerprints.refuse_hidden(root)
-    recording.check_log(root, folder, snap)
+    recording.check_log(root, folder, artifacts)
     commands = freshness.required_commands(life)
     known = {c["id"] for c in commands}
     unknown = [i for i in only if i not in known]
@@ -65,17 +65,25 @@ def verify(cwd: Path, plan_id: str | None, only: Sequence[str], progress: Progre
     lines: list[str] = []
     log = _log(root, folder)
     found: list[Finding] = []
-    untracked = fingerprints.untracked_files(root, snap.config)
-    inputs = fingerprints.Inputs.now(root, snap.config)
+    untracked = fingerprints.untracked_files(root, artifacts.config)
+    inputs = fingerprints.Inputs.now(root, artifacts.config)
     for cmd in commands:
         if only and cmd["id"] not in only:
             continue
         with progress.command(cmd["id"], cmd["command"]) if progress else contextlib.nullcontext() as shown:
             tree, rec, changed, own = recording.run_and_record(
-                root, snap.config, log, command_id=cmd["id"], command=cmd["command"], shell=cmd.get("shell", False),
-                timeout=cmd["timeout_seconds"], plan=folder.plan_id, plan_sha256=life.plan_sha256, policy=policy,
+                root,
+                artifacts.config,
+                log,
+                command_id=cmd["id"],
+                command=cmd["command"],
+                shell=cmd.get("shell", False),
+                timeout=cmd["timeout_seconds"],
+                plan=folder.plan_id,
+                plan_sha256=life.plan_sha256,
+                policy=policy,
                 inputs=inputs,
-            )  # fmt: skip
+            )
             if shown is not None:
                 shown.result = f"{rec.status} {rec.duration_ms / 1000:.1f}s"
         lines.append(
@@ -97,10 +105,10 @@ def record(cwd: Path, plan_id: str | None, command_id: str, argv: Sequence[str],
     if not argv:
         raise usage("give the command after `--`: harness-gate record -- CMD ARGS...")
     root = git.toplevel(cwd)
-    snap = artifacts_tree.from_worktree(root)
-    if not snap.active:
+    artifacts = artifacts_tree.from_worktree(root)
+    if not artifacts.active:
         return inactive("record")
-    folder, life = governance.plan_for(snap, plan_id, GitFacts(snap.root))
+    folder, life = governance.plan_for(artifacts, plan_id, GitFacts(artifacts.root))
     if not evidence.ID_RE.match(command_id):
         raise usage(f"--id {command_id!r} must match [a-z0-9][a-z0-9._-]{{0,63}}")
     try:
@@ -113,16 +121,27 @@ def record(cwd: Path, plan_id: str | None, command_id: str, argv: Sequence[str],
     if command_id in {c["id"] for c in freshness.required_commands(life)}:
         raise usage(f"`{command_id}` is a required command: use `harness-gate verify --only {command_id}`")
     fingerprints.refuse_hidden(root)
-    recording.check_log(root, folder, snap)
+    recording.check_log(root, folder, artifacts)
     assert life.policy is not None and life.plan_sha256 is not None  # noqa: S101
     tree, rec, changed, own = recording.run_and_record(
-        root, snap.config, _log(root, folder), command_id=command_id, command=command, shell=False,
-        timeout=timeout, plan=folder.plan_id, plan_sha256=life.plan_sha256,
-        policy=evidence.policy_hash(life.policy.verification), inputs=fingerprints.Inputs.now(root, snap.config),
-    )  # fmt: skip
+        root,
+        artifacts.config,
+        _log(root, folder),
+        command_id=command_id,
+        command=command,
+        shell=False,
+        timeout=timeout,
+        plan=folder.plan_id,
+        plan_sha256=life.plan_sha256,
+        policy=evidence.policy_hash(life.policy.verification),
+        inputs=fingerprints.Inputs.now(root, artifacts.config),
+    )
     found = [recording.changed_tree(folder, command_id, changed)] if changed else []
     if own != "PASS":
         found.append(recording.failed(folder, command_id, own, own))
-    return Report("record", tuple(found), {"plan": folder.plan_id}, lines=(
-        f"{command_id} {rec.status} {rec.duration_ms / 1000:.1f}s tree {tree[:12]} `{command}`",
-    ))  # fmt: skip
+    return Report(
+        "record",
+        tuple(found),
+        {"plan": folder.plan_id},
+        lines=(f"{command_id} {rec.status} {rec.duration_ms / 1000:.1f}s tree {tree[:12]} `{command}`",),
+    )

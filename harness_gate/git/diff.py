@@ -216,7 +216,7 @@ def merge_result(root: Path, first: str, second: str) -> str | None:
 # user's core.attributesFile, the repository's info/attributes and .gitattributes) can
 # only make a file binary or give it a driver: `--text` diffs every file as text, and the
 # drivers' programs are off (`--no-ext-diff`, `--no-textconv`); their hunk headers are
-# not hashed (`changes.patch_id`).
+# not hashed (`patch_id.patch_id`).
 _PATCH_CONFIG = (
     "diff.suppressBlankEmpty=false", "diff.noprefix=false", "diff.mnemonicPrefix=false", "diff.relative=false",
     "diff.submodule=short", "color.ui=false", "color.diff=false", "core.bigFileThreshold=512m",

@@ -26,24 +26,24 @@ def signers_file(changes: Sequence[Change], signers: bytes) -> list[Finding]:
     ]
 
 
-def artifact_rules(state: Transition, changes: Sequence[Change]) -> list[Finding]:
+def artifact_rules(transition: Transition, changes: Sequence[Change]) -> list[Finding]:
     """Inside the artifacts root no plan is needed, but approved artifacts never change
     and the logs only grow; every artifact touched must be valid in the new state."""
     out: list[Finding] = []
     if not changes:
         return out
-    new = state.new
+    new = transition.new
     folders: set[str] = set()
     others = False
     base = new.artifacts_dir + "/plans/"
-    merge = len(state.olds) > 1  # the parents' states: read only when the artifacts root changed
+    merge = len(transition.olds) > 1  # the parents' states: read only when the artifacts root changed
     for c in changes:
         path = decode(c.path)
         rel = path[len(base) :] if path.startswith(base) else None
         parts = rel.split("/") if rel is not None else []
         if len(parts) == 2:
             folders.add(parts[0])
-            out.extend(_plan_file(state, path, parts[0], parts[1], merge=merge))
+            out.extend(_plan_file(transition, path, parts[0], parts[1], merge=merge))
         else:
             others = True
     for plan_id in sorted(folders):
@@ -57,14 +57,14 @@ def artifact_rules(state: Transition, changes: Sequence[Change]) -> list[Finding
     return out
 
 
-def _plan_file(state: Transition, path: str, plan_id: str, name: str, *, merge: bool) -> list[Finding]:
+def _plan_file(transition: Transition, path: str, plan_id: str, name: str, *, merge: bool) -> list[Finding]:
     """One changed file of a plan's folder, against each parent state that held it."""
     from harness_gate import evidence  # noqa: PLC0415  (only when the artifacts root changed)
 
     out: list[Finding] = []
-    after = state.new.files.get(path)
+    after = transition.new.files.get(path)
     known = False
-    for old in state.olds:
+    for old in transition.olds:
         before = old.files.get(path)
         if before is None:
             continue
@@ -89,7 +89,7 @@ def _plan_file(state: Transition, path: str, plan_id: str, name: str, *, merge: 
     if not known and after is not None and name == artifacts_root.EVIDENCE:
         out.extend(evidence.validate(path, after))
     elif merge and after is not None and name == artifacts_root.EVIDENCE:
-        out.extend(_validate_merged(path, after, [o.files.get(path, b"") for o in state.olds]))
+        out.extend(_validate_merged(path, after, [o.files.get(path, b"") for o in transition.olds]))
     return out
 
 

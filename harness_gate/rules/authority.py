@@ -18,19 +18,19 @@ from harness_gate.rules.transition import GITLINK, Transition, decode, root_pref
 
 
 def plan_authority(
-    state: Transition, changes: Sequence[Change], plan_id: str | None, used: set[str] | None, suspects: set[bytes]
+    transition: Transition, changes: Sequence[Change], plan_id: str | None, used: set[str] | None, suspects: set[bytes]
 ) -> list[Finding]:
     """The change needs one plan that allows all of it: `--plan`, or the first of the
     state's candidates (governance.candidates) that does. Plans are never combined."""
-    new = state.new
+    new = transition.new
     sample = ", ".join(show(c.path) for c in changes[:3]) + (" ..." if len(changes) > 3 else "")
-    tried, whole = _to_try(state, plan_id)
+    tried, whole = _to_try(transition, plan_id)
     if not tried:
-        code, path, why = governance.no_candidate(new, state.origins)
+        code, path, why = governance.no_candidate(new, transition.origins)
         return [finding(code, path, f"{len(changes)} changed path(s) need an approved, open plan ({sample}): {why}")]
     first: list[Finding] | None = None
     for candidate in tried:
-        found_here = _under_plan(state, changes, candidate, suspects, whole_life=candidate in whole)
+        found_here = _under_plan(transition, changes, candidate, suspects, whole_life=candidate in whole)
         if not any(f.blocks for f in found_here):
             if used is not None:
                 used.add(candidate)
@@ -39,8 +39,8 @@ def plan_authority(
             first = found_here
     # Only a squash holds several plans' whole lives: ending plans in an ordinary commit never
     # combines their boundaries.
-    lives = sorted(whole & state.origins.added)
-    if len(lives) > 1 and _each_path_in_one_life(state, changes, lives, suspects):
+    lives = sorted(whole & transition.origins.added)
+    if len(lives) > 1 and _each_path_in_one_life(transition, changes, lives, suspects):
         if used is not None:
             used.update(lives)
         return []
@@ -49,44 +49,48 @@ def plan_authority(
     assert first is not None  # noqa: S101  (tried is not empty)
     if len(tried) > 1:
         others = ", ".join(f"`{p}`" for p in tried[1:])
-        first = [dataclasses.replace(f, message=f"{f.message} (nor does {others} allow the whole change)")
-                 if f.blocks else f for f in first]  # fmt: skip
+        first = [
+            dataclasses.replace(f, message=f"{f.message} (nor does {others} allow the whole change)") if f.blocks else f
+            for f in first
+        ]
     return first
 
 
-def _to_try(state: Transition, plan_id: str | None) -> tuple[tuple[str, ...], frozenset[str]]:
+def _to_try(transition: Transition, plan_id: str | None) -> tuple[tuple[str, ...], frozenset[str]]:
     """The plans to try, in order, and those of them whose whole life the change holds."""
     if plan_id is not None:
         return (plan_id,), frozenset()
-    ending = frozenset(p for p in _ending(state.changes, state.new.artifacts_dir) if _granted_before(state, p))
-    found = governance.candidates(state.new, state.origins, ending=ending)
+    ending = frozenset(
+        p for p in _ending(transition.changes, transition.new.artifacts_dir) if _granted_before(transition, p)
+    )
+    found = governance.candidates(transition.new, transition.origins, ending=ending)
     if len(found.ids) > 1:
-        found = governance.narrow(found, state.selected)
+        found = governance.narrow(found, transition.selected)
     tried, whole = found.ids, found.whole_life
-    if not tried and state.merge:
-        tried = _completed_on_first_side(state)
+    if not tried and transition.merge:
+        tried = _completed_on_first_side(transition)
     return tried, whole
 
 
-def _completed_on_first_side(state: Transition) -> tuple[str, ...]:
+def _completed_on_first_side(transition: Transition) -> tuple[str, ...]:
     """For a merge that no open plan governs: the completed plans that the first parent
     (the branch merging) holds and no other parent does, by the commit graph alone. Its
     own change (a conflict's resolution) is that branch's work (`_under_plan`); a plan
     both sides hold (the base's history) is never one of them."""
-    olds = state.olds
+    olds = transition.olds
     others: set[str] = set()
     for other in olds[1:]:
         others |= set(plans.plan_ids(other))
-    here = governance.present(state.new)
-    first = set(plans.plan_ids(olds[0])) - others - state.origins.foreign
-    return tuple(i for i in sorted(first & here) if governance.holds_completion(state.new, i))
+    here = governance.present(transition.new)
+    first = set(plans.plan_ids(olds[0])) - others - transition.origins.foreign
+    return tuple(i for i in sorted(first & here) if governance.holds_completion(transition.new, i))
 
 
-def _granted_before(state: Transition, plan_id: str) -> bool:
+def _granted_before(transition: Transition, plan_id: str) -> bool:
     """Whether the plan granted writes in the state this change starts from (the first
     parent): ending a plan in the commit that holds its last work is allowed, regaining
     the authority of a paused plan by cancelling it with new code is not."""
-    before = state.olds[0]
+    before = transition.olds[0]
     return plan_id in plans.plan_ids(before) and lifecycle.replay(plans.load(before, plan_id)).grants_writes
 
 
@@ -103,7 +107,7 @@ def _ending(changes: Sequence[Change], artifacts_dir: str) -> frozenset[str]:
 
 
 def _each_path_in_one_life(
-    state: Transition, changes: Sequence[Change], plan_ids: Sequence[str], suspects: set[bytes]
+    transition: Transition, changes: Sequence[Change], plan_ids: Sequence[str], suspects: set[bytes]
 ) -> bool:
     """A squash of a branch that worked under several plans holds each plan's whole life,
     and no longer says which commit each path came from: each path must be allowed by one
@@ -111,7 +115,7 @@ def _each_path_in_one_life(
     changed = {show(c.path) for c in changes}
     refused: list[set[str]] = []
     for plan_id in plan_ids:
-        found = [f for f in _under_plan(state, changes, plan_id, suspects, whole_life=True) if f.blocks]
+        found = [f for f in _under_plan(transition, changes, plan_id, suspects, whole_life=True) if f.blocks]
         if any(f.path not in changed for f in found):
             return False  # a plan that grants nothing at all (unapproved, invalid) spoils the squash
         refused.append({f.path for f in found})
@@ -129,10 +133,10 @@ MERGE_OUTSIDE = (
 
 
 def _under_plan(
-    state: Transition, changes: Sequence[Change], plan_id: str, suspects: set[bytes], *, whole_life: bool
+    transition: Transition, changes: Sequence[Change], plan_id: str, suspects: set[bytes], *, whole_life: bool
 ) -> list[Finding]:
     """Findings for the change judged under one plan."""
-    new = state.new
+    new = transition.new
     cfg = new.config
     folder = plans.load(new, plan_id)
     life = lifecycle.replay(folder)
@@ -151,7 +155,7 @@ def _under_plan(
         settled
         and (
             (whole_life and life.state in lifecycle.ENDED)
-            or (state.merge and life.state is lifecycle.PlanState.COMPLETED)
+            or (transition.merge and life.state is lifecycle.PlanState.COMPLETED)
         )
     )
     if not grants:
@@ -190,11 +194,15 @@ def _under_plan(
                 if not path.isascii()
                 else ""
             )
-            out.append(finding(
-                "HG101", path, f"{what} outside the write boundary of `{plan_id}` (allowed: {shown}{differs})",
-                hint=MERGE_OUTSIDE if state.merge else None,
-            ))  # fmt: skip
-    out.extend(links_leaving(state, changes, plan_id, allowed, {f.path for f in out}))
+            out.append(
+                finding(
+                    "HG101",
+                    path,
+                    f"{what} outside the write boundary of `{plan_id}` (allowed: {shown}{differs})",
+                    hint=MERGE_OUTSIDE if transition.merge else None,
+                )
+            )
+    out.extend(links_leaving(transition, changes, plan_id, allowed, {f.path for f in out}))
     return out
 
 

@@ -71,10 +71,16 @@ def protected(path: str, config_source: str | None, artifacts_dir: str = "") -> 
 # Paths a wildcard may seem to reach and never allows (`protected`): probed at `plan new`
 # so the author hears it when writing the boundary, not one commit later.
 _PROBES = (
-    *PROTECTED_ROOT, *PROTECTED_PATHS, *AGENT_FILES, *AGENT_NAMES, *PROTECTED_NAMES, "pyproject.toml",
-    ".github/workflows/ci.yml", ".github/dependabot.yml",
+    *PROTECTED_ROOT,
+    *PROTECTED_PATHS,
+    *AGENT_FILES,
+    *AGENT_NAMES,
+    *PROTECTED_NAMES,
+    "pyproject.toml",
+    ".github/workflows/ci.yml",
+    ".github/dependabot.yml",
     *(f"{d}/settings.json" for d in AGENT_DIRS),
-)  # fmt: skip
+)
 
 
 def wildcard_reach(patterns: Sequence[str], config_source: str | None, artifacts_dir: str) -> list[Finding]:
@@ -90,12 +96,15 @@ def wildcard_reach(patterns: Sequence[str], config_source: str | None, artifacts
             continue
         path = reached[0]
         why = protected(path, config_source, artifacts_dir) or "it is a protected path"
-        out.append(finding(
-            "HG102", path,
-            f"--boundary {pattern!r} reaches `{path}`, which no wildcard allows ({why}); a commit there is "
-            f"refused. Name it exactly if the plan must change it: --boundary {path}",
-            severity=Severity.WARNING,
-        ))  # fmt: skip
+        out.append(
+            finding(
+                "HG102",
+                path,
+                f"--boundary {pattern!r} reaches `{path}`, which no wildcard allows ({why}); a commit there is "
+                f"refused. Name it exactly if the plan must change it: --boundary {path}",
+                severity=Severity.WARNING,
+            )
+        )
     return out
 
 
@@ -138,12 +147,12 @@ def case_variant(path: str, config_source: str | None, artifacts_dir: str) -> st
     return hit
 
 
-def always_blocked(state: Transition, suspects: set[bytes]) -> list[Finding]:
+def always_blocked(transition: Transition, suspects: set[bytes]) -> list[Finding]:
     """Rules no boundary can lift. They judge what the change leaves behind: removing a
     badly named file is how one fixes it."""
-    cfg = state.new.config
+    cfg = transition.new.config
     out = []
-    alive = [c.path for c in state.changes if c.new_mode != NO_MODE]
+    alive = [c.path for c in transition.changes if c.new_mode != NO_MODE]
     controls = _with_controls(alive)
     for path in alive:
         if path in controls and CONTROL.search(path):
@@ -192,10 +201,16 @@ def protected_names(config_source: str | None) -> tuple[str, ...]:
     """Every name `protected` knows, the artifacts root aside (`.github/` a directory):
     what the bulk search looks for, and what makes the agent hook ask about a command."""
     return (
-        *PROTECTED_NAMES, *PROTECTED_ROOT, *PROTECTED_PATHS, *PROTECTED_DIRS, *AGENT_FILES, *AGENT_NAMES,
+        *PROTECTED_NAMES,
+        *PROTECTED_ROOT,
+        *PROTECTED_PATHS,
+        *PROTECTED_DIRS,
+        *AGENT_FILES,
+        *AGENT_NAMES,
         *(f"{d}/" for d in AGENT_DIRS),
-        "pyproject.toml", *([config_source] if config_source else []),
-    )  # fmt: skip
+        "pyproject.toml",
+        *([config_source] if config_source else []),
+    )
 
 
 def suspects(paths: Sequence[bytes], config_source: str | None, artifacts_dir: str) -> set[bytes]:

@@ -14,10 +14,10 @@ from harness_gate.rules.protected_paths import case_variant, protected
 from harness_gate.rules.transition import SYMLINK, Transition, decode, root_prefix, show
 
 
-def escaping_links(state: Transition) -> list[Finding]:
+def escaping_links(transition: Transition) -> list[Finding]:
     """Resolve every symlink of the new state through the others: a link is judged by
     where it really leads (`up -> ..` then `esc -> up/..` leaves the repository)."""
-    targets, ends = state.symlinks
+    targets, ends = transition.symlinks
     out = []
     for path in sorted(targets):
         end = ends[path]
@@ -27,7 +27,7 @@ def escaping_links(state: Transition) -> list[Finding]:
 
 
 def links_leaving(
-    state: Transition, changes: Sequence[Change], plan_id: str, allowed: boundary_mod.Boundary, refused: set[str]
+    transition: Transition, changes: Sequence[Change], plan_id: str, allowed: boundary_mod.Boundary, refused: set[str]
 ) -> list[Finding]:
     """The links this change adds or changes that lead out of the plan's boundary.
 
@@ -41,8 +41,8 @@ def links_leaving(
     touched = {c.path for c in changes if SYMLINK in (c.new_mode, *c.old_modes)}
     if not touched:
         return []
-    _, ends = state.symlinks
-    mine = {c.path for c in changes if c.new_mode == SYMLINK} | set(state.moved_links)
+    _, ends = transition.symlinks
+    mine = {c.path for c in changes if c.new_mode == SYMLINK} | set(transition.moved_links)
     mine = {p for p in mine if p in ends and show(p) not in refused}
     out = []
     for path in sorted(mine):
@@ -50,17 +50,17 @@ def links_leaving(
         if not isinstance(end, links.Ends):
             continue
         where = end.at.path()
-        why = _lands_outside(state, where, allowed, plan_id)
+        why = _lands_outside(transition, where, allowed, plan_id)
         if why is not None:
             lands = f"`{show(where)}`" if where else "the repository root"
             out.append(finding("HG104", show(path), f"`{show(path)}` leads to {lands}: {why}"))
     return out
 
 
-def _lands_outside(state: Transition, where: bytes, allowed: boundary_mod.Boundary, plan_id: str) -> str | None:  # noqa: PLR0911  (one return per case, in the order they are judged)
+def _lands_outside(transition: Transition, where: bytes, allowed: boundary_mod.Boundary, plan_id: str) -> str | None:  # noqa: PLR0911  (one return per case, in the order they are judged)
     """Why writes through a link to `where` would land outside the boundary, or None.
     A file must be allowed itself; a directory, every path below it."""
-    cfg = state.new.config
+    cfg = transition.new.config
     outside = f"outside the write boundary of `{plan_id}`"
     if not where:
         return f"every path of the repository, {outside}"
@@ -69,7 +69,7 @@ def _lands_outside(state: Transition, where: bytes, allowed: boundary_mod.Bounda
     if why is not None:
         # As for HG102: only the exact path allows it, and only as a file (what lies
         # below a protected directory needs its own exact names).
-        if text in allowed.exact and not _is_directory(state, text):
+        if text in allowed.exact and not _is_directory(transition, text):
             return None
         return f"protected ({why}); only an exact, wildcard-free pattern allows it"
     variant = case_variant(text, cfg.source, cfg.artifacts_dir)
@@ -81,7 +81,7 @@ def _lands_outside(state: Transition, where: bytes, allowed: boundary_mod.Bounda
     below = _covers_below(where, allowed.patterns)
     if itself == below:
         return None if itself else outside
-    if _is_directory(state, text):
+    if _is_directory(transition, text):
         return None if below else f"a directory the write boundary of `{plan_id}` allows only in part"
     return None if itself else outside
 
@@ -98,6 +98,6 @@ def _covers_below(path: bytes, patterns: Sequence[str]) -> bool:
     return False
 
 
-def _is_directory(state: Transition, path: str) -> bool:
+def _is_directory(transition: Transition, path: str) -> bool:
     """Whether the new state holds files below `path` (asked only when it decides)."""
-    return state.facts.is_directory(path)
+    return transition.facts.is_directory(path)
