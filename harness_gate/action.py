@@ -60,7 +60,7 @@ def _sha(value: Any, what: str) -> str:
     return value
 
 
-def resolve(root: Path, event: str, payload: dict[str, Any]) -> Plan:
+def resolve(root: Path, event: str, payload: dict[str, Any]) -> Plan:  # noqa: PLR0911  (one return per case, in the order they are judged)
     base, head = _input("base"), _input("head")
     if base:
         return Plan(base, head or "HEAD", "the `base` input")

@@ -86,7 +86,7 @@ def valid_approver(approver: str) -> bool:
     return _parse_line(line[:-1].encode())[0] is not None
 
 
-def record_unchecked(
+def record_unchecked(  # noqa: PLR0913  (one keyword per field written)
     approval_gate: str,
     artifact: str,
     sha256: str,
@@ -113,7 +113,7 @@ def record_unchecked(
     return jsonstrict.dumps_canonical(obj) + "\n"
 
 
-def record(
+def record(  # noqa: PLR0913  (one keyword per field written)
     approval_gate: str,
     artifact: str,
     sha256: str,
@@ -139,7 +139,7 @@ def next_seq(approvals: Sequence[Approval]) -> int:
     return max((a.seq for a in approvals), default=0) + 1
 
 
-def next_record(
+def next_record(  # noqa: PLR0913  (one keyword per field written)
     log: str,
     approvals: Sequence[Approval],
     approval_gate: str,
@@ -224,7 +224,7 @@ def parse(path: str, data: bytes) -> tuple[list[Approval], list[Finding]]:
     return out, problems
 
 
-def _parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str]:
+def _parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str]:  # noqa: PLR0911  (one return per case, in the order they are judged)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -267,7 +267,7 @@ def from_worktree(root: Path) -> ArtifactsTree:
     return ArtifactsTree("work tree", root, cfg, files, tuple(problems), logs, _root_exists=base.exists())
 
 
-def worktree_file(root: Path, rel: str, cfg: config_mod.Config, *, read: bool = True) -> bytes | Finding | None:
+def worktree_file(root: Path, rel: str, cfg: config_mod.Config, *, read: bool = True) -> bytes | Finding | None:  # noqa: PLR0911  (one return per case, in the order they are judged)
     """One file under the artifacts root as the work tree holds it: its bytes (b"" unless
     `read`), the finding that refuses it (a symbolic link, an executable, over its cap), or
     None when there is no regular file there."""
@@ -409,7 +409,7 @@ def _from_entries(
     return ArtifactsTree(label, root, cfg, files, tuple(problems), _root_exists=bool(listed))
 
 
-def assemble(
+def assemble(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
     root: Path,
     label: str,
     cfg: config_mod.Config,

@@ -52,7 +52,7 @@ def has_wildcard(pattern: str) -> bool:
     return any(c in pattern for c in "*?[")
 
 
-def validate(pattern: str, artifacts_dir: str) -> None:
+def validate(pattern: str, artifacts_dir: str) -> None:  # noqa: PLR0912  (one step per case, in the order they are judged)
     """Raise PatternError when `pattern` is not a valid boundary pattern."""
     if pattern == "":
         raise PatternError("empty pattern")
@@ -246,7 +246,7 @@ class Boundary:
                 return True
         return False
 
-    def matches(self, path: bytes) -> bool:
+    def matches(self, path: bytes) -> bool:  # noqa: PLR0911  (one return per case, in the order they are judged)
         if path in self._literal:
             return True
         head, _, name = path.rpartition(b"/")
@@ -305,6 +305,13 @@ class Boundary:
 
     def covers_everything(self) -> bool:
         return all(self.matches(p) for p in _UNIVERSE_PROBES)
+
+
+def prefix_index(compiled: Boundary) -> tuple[frozenset[bytes], frozenset[bytes]]:
+    """The paths `compiled` allows by name, and the directories it allows every path below
+    (`DIR/**`, `DIR/`, and a literal pattern, like git): what `matches` answers first, with
+    no wildcard matched. A sound part of the boundary, never more of it."""
+    return compiled._literal, compiled._literal_dirs | compiled._literal
 
 
 # Paths joined at a time by `holding`: joining holds a buffer descriptor of ~80 bytes per

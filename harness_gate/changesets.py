@@ -110,7 +110,7 @@ def anchors(
     return stack.enter_context(trust.anchors(root, cfg, base=base, head=head))
 
 
-def commit(
+def commit(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
     root: Path,
     oid: str,
     parents: Sequence[str],

@@ -267,7 +267,7 @@ def status(plan_id: str | None, as_json: bool, base: str | None, fmt: str) -> No
     help="The range is the base branch's own history (a push there, a merge queue): docs/workflows.md.",
 )
 @check_format_option
-def check(
+def check(  # noqa: PLR0913  (one argument per command-line option)
     stage: str | None,
     staged: bool,
     range_: str | None,

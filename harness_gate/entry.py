@@ -16,11 +16,13 @@ import os
 import stat
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
 
 from harness_gate.runs import OUTPUT_FORMATS, STAGES, check, run
 
+TYPE_CHECKING = False  # typing itself is not imported: a few milliseconds of every hook
 if TYPE_CHECKING:
+    from typing import NoReturn
+
     from harness_gate.report import Report
 
 # `check`'s options (cli.py declares the same for click): option -> (parameter, choices).
@@ -34,6 +36,8 @@ _VALUED: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "--format": ("fmt", OUTPUT_FORMATS),
 }
 _FLAGS = {"--staged": "staged", "--reverify": "reverify", "--landed": "landed"}
+# The hook's own options, exactly: the only ones the lean path (lean.py) answers.
+LEAN_OPTIONS: dict[str, str | bool] = {"stage": "pre-commit", "staged": True}
 
 
 def check_options(argv: Sequence[str]) -> dict[str, str | bool] | None:
@@ -138,6 +142,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = agent.main(runtime)
         return code if argv is not None else _exit_now(code)
     options = check_options(args)
+    if options == LEAN_OPTIONS:
+        # The pre-commit hook: an ordinary commit is answered from the full check's record.
+        from harness_gate import lean  # noqa: PLC0415
+
+        passed = lean.run()
+        if passed is not None:
+            return passed if argv is not None else _exit_now(passed)
     linted = lint_files(args) if options is None else None
     if options is None and linted is None:
         try:

@@ -72,7 +72,7 @@ def clean_output(text: str) -> str:
     return jsonstrict.UNSAFE_TEXT_CHARS.sub("\ufffd", text)[-KEY_OUTPUT_CHARS:]
 
 
-def record_line(
+def record_line(  # noqa: PLR0913  (one keyword per field written)
     *,
     command_id: str,
     command: str,
@@ -108,7 +108,7 @@ def record_line(
     return line + "\n"
 
 
-def parse_line(raw: bytes, number: int) -> tuple[Record | None, str]:
+def parse_line(raw: bytes, number: int) -> tuple[Record | None, str]:  # noqa: PLR0911  (one return per case, in the order they are judged)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -303,7 +303,7 @@ def failure_code(status: str) -> str:
     return REASON_CODES["failed" if status == "FAIL" else "timeout"]
 
 
-def freshness(
+def freshness(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
     records: Mapping[str, Record],
     commands: Sequence[Mapping[str, Any]],
     *,

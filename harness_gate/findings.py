@@ -40,7 +40,7 @@ class Finding:
         return self.severity is Severity.ERROR
 
 
-def finding(
+def finding(  # noqa: PLR0913  (one keyword per field written)
     code: str,
     path: str,
     message: str,

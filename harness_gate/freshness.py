@@ -64,7 +64,7 @@ def state_freshness(
     return fresh, problems
 
 
-def freshness_findings(
+def freshness_findings(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
     facts: RepoFacts,
     snap: artifacts_tree.ArtifactsTree,
     folder: plans.PlanFolder,
@@ -178,7 +178,7 @@ class Counted(NamedTuple):
     tree: str
 
 
-def review_requirement(
+def review_requirement(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
     facts: RepoFacts,
     cfg: Config,
     reviewed: Sequence[tuple[plans.PlanFolder, lifecycle.Lifecycle]],

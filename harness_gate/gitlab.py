@@ -106,7 +106,7 @@ def _fingerprint(code: str, path: str, message: str, seen: dict[str, int]) -> st
     return hashlib.sha256(f"{key}:{seen[key]}".encode()).hexdigest()[:32]
 
 
-def _issue(
+def _issue(  # noqa: PLR0913  (one keyword per field written)
     code: str, path: str, line: int | None, text: str, *, severity: str, seen: dict[str, int], message: str
 ) -> dict[str, Any]:
     return {

@@ -38,7 +38,7 @@ class _Token:
 
 
 @functools.lru_cache(maxsize=4096)
-def tokens(pattern: bytes) -> tuple[_Token, ...]:
+def tokens(pattern: bytes) -> tuple[_Token, ...]:  # noqa: PLR0912, PLR0915  (one step per case, in the order they are judged)
     """The pattern as tokens: the one reading of the dialect that every matcher uses."""
     out: list[_Token] = []
     i, n = 0, len(pattern)

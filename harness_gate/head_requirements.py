@@ -115,38 +115,25 @@ def requirements(
         return out
     here = governance.present(snap)
     used = sorted(head.used) if plan_id is None else [plan_id]
-    for gone in (p for p in used if p not in here):
-        out.append(finding(
-            "HG223", plan_file(cfg.artifacts_dir, gone),
+    out.extend(
+        finding(
+            "HG223",
+            plan_file(cfg.artifacts_dir, gone),
             f"plan `{gone}` authorised changes here, but its folder is not at the head",
-        ))  # fmt: skip
+        )
+        for gone in used
+        if gone not in here
+    )
     alive = [p for p in used if p in here]
     if want_end:
-        # Every plan the change brings along must have ended, whoever started it: a plan
-        # merged in from another branch and left open would govern the base from then on.
-        brought = plans_brought(head, here)
-        for p in sorted({*alive, *brought}):
-            life = lifecycle.replay(plans.load(snap, p))
-            if life.state not in lifecycle.ENDED:
-                out.append(finding(
-                    "HG415", plan_file(cfg.artifacts_dir, p),
-                    f"plan `{p}` is still open ({life.state.value}): complete or cancel it before it merges",
-                ))  # fmt: skip
+        out.extend(_still_open(head, alive, here))
     if not head.code_changed or not alive:
         return out
     from harness_gate import freshness  # noqa: PLC0415  (not on the pre-commit path)
 
     tree = head.tree()
-    reviewed: list[tuple[plans.PlanFolder, lifecycle.Lifecycle]] = []
-    for p in alive:
-        folder = plans.load(snap, p)
-        life = lifecycle.replay(folder)
-        if folder.plan is None or life.policy is None:
-            out.append(finding("HG201", plan_md(folder.path), f"plan `{p}` at the head does not parse"))
-            continue
-        if life.plan_approval is not approvals_mod.Status.APPROVED:
-            out.append(finding("HG202", plan_md(folder.path), f"plan `{p}` at the head is not approved"))
-        reviewed.append((folder, life))
+    problems, reviewed = _reviewed(snap, alive)
+    out.extend(problems)
     counted: list[freshness.Counted] = []
     if want_review and reviewed:
         span = head.span if head.landed else _no_span
@@ -175,6 +162,40 @@ def requirements(
                 found = [dataclasses.replace(f, severity=Severity.WARNING) for f in found]
             out.extend(found)
     return out
+
+
+def _still_open(head: Head, alive: Sequence[str], here: set[str]) -> list[Finding]:
+    """Every plan the change brings along must have ended, whoever started it: a plan
+    merged in from another branch and left open would govern the base from then on."""
+    snap = head.artifacts_tree
+    out: list[Finding] = []
+    for p in sorted({*alive, *plans_brought(head, here)}):
+        life = lifecycle.replay(plans.load(snap, p))
+        if life.state not in lifecycle.ENDED:
+            out.append(finding(
+                "HG415", plan_file(snap.config.artifacts_dir, p),
+                f"plan `{p}` is still open ({life.state.value}): complete or cancel it before it merges",
+            ))  # fmt: skip
+    return out
+
+
+def _reviewed(
+    snap: artifacts_tree.ArtifactsTree, alive: Sequence[str]
+) -> tuple[list[Finding], list[tuple[plans.PlanFolder, lifecycle.Lifecycle]]]:
+    """The findings of the plans at the head that do not parse or are not approved, and the
+    plans whose evidence and review count (each with its lifecycle): all but the unparsed."""
+    out: list[Finding] = []
+    reviewed: list[tuple[plans.PlanFolder, lifecycle.Lifecycle]] = []
+    for p in alive:
+        folder = plans.load(snap, p)
+        life = lifecycle.replay(folder)
+        if folder.plan is None or life.policy is None:
+            out.append(finding("HG201", plan_md(folder.path), f"plan `{p}` at the head does not parse"))
+            continue
+        if life.plan_approval is not approvals_mod.Status.APPROVED:
+            out.append(finding("HG202", plan_md(folder.path), f"plan `{p}` at the head is not approved"))
+        reviewed.append((folder, life))
+    return out, reviewed
 
 
 def _approvers(head: Head, plan_id: str | None) -> list[Finding]:

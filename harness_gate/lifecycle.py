@@ -101,6 +101,25 @@ class Lifecycle:
         return state not in NO_AUTHORITY and self.policy is not None and not any(f.blocks for f in self.findings)
 
 
+# The next step of each state whose advice needs nothing but the state (`next_step`).
+_NEXT_STEPS = {
+    PlanState.PLANNING: "approve the plan: harness-gate approve",
+    PlanState.REVIEWING: "complete it: harness-gate complete",
+    PlanState.AUTO_REPAIRING: (
+        "repair the review's findings inside the write boundary and commit; then harness-gate verify and "
+        "harness-gate review new"
+    ),
+    **dict.fromkeys(ENDED, "none for this plan (new work needs a new plan: harness-gate plan new)"),
+}
+_WORKING = "do the work inside the write boundary, harness-gate verify, then harness-gate review new"
+_PAUSED_UNREPORTED = "write the Pause Report and commit it: harness-gate pause"
+_PAUSED_REPORTED = (
+    "resume with more repair rounds (harness-gate resume, then harness-gate approve), amend the "
+    "plan (harness-gate plan amend, then harness-gate approve), or cancel it (harness-gate complete "
+    "--cancel)"
+)
+
+
 class _Replay:
     def __init__(self, folder: PlanFolder, plan: Artifact) -> None:
         self.folder = folder
@@ -386,28 +405,11 @@ class _Replay:
 
     def next_step(self) -> str:
         s = self.state
-        if s is PlanState.PLANNING:
-            return "approve the plan: harness-gate approve"
         if s in (PlanState.AWAITING_AMENDMENT, PlanState.AWAITING_RESUME):
             return f"approve {self.pending.name if self.pending else 'it'}: harness-gate approve"
         if s in PAUSED:
-            return (
-                "write the Pause Report and commit it: harness-gate pause"
-                if not self.pause_reported
-                else "resume with more repair rounds (harness-gate resume, then harness-gate approve), amend the "
-                "plan (harness-gate plan amend, then harness-gate approve), or cancel it (harness-gate complete "
-                "--cancel)"
-            )
-        if s is PlanState.REVIEWING:
-            return "complete it: harness-gate complete"
-        if s is PlanState.AUTO_REPAIRING:
-            return (
-                "repair the review's findings inside the write boundary and commit; then harness-gate verify and "
-                "harness-gate review new"
-            )
-        if s in ENDED:
-            return "none for this plan (new work needs a new plan: harness-gate plan new)"
-        return "do the work inside the write boundary, harness-gate verify, then harness-gate review new"
+            return _PAUSED_REPORTED if self.pause_reported else _PAUSED_UNREPORTED
+        return _NEXT_STEPS.get(s, _WORKING)
 
 
 # Each numbered artifact kind's step of the replay, by slug: every kind of artifacts/kinds.py

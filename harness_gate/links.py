@@ -169,7 +169,7 @@ def _given_up(link: bytes) -> Generator[int, Resolution, Resolution]:
     return Stop(link, f"is not resolved: this state's symlinks take more than {_LINK_WORK} path steps in all")
 
 
-def _walk(
+def _walk(  # noqa: PLR0911  (one return per case, in the order they are judged)
     link: bytes, target: bytes, at: At, children: Mapping[tuple[int, bytes], int], link_at: Mapping[int, bytes]
 ) -> Generator[int, Resolution, Resolution]:
     """Follow `target` from the link's directory `at`. Yields the node of each link it

@@ -66,7 +66,7 @@ def prose(value: object) -> str:
 # -- the data -----------------------------------------------------------------------------
 
 
-def plan_view(
+def plan_view(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
     root: Path,
     snap: artifacts_tree.ArtifactsTree,
     plan_id: str,

@@ -93,7 +93,7 @@ class RangeTrust:
     fork_from: str | None  # the commit the branch's change is measured from
 
 
-def range_trust(
+def range_trust(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
     root: Path, config_file: str | None, listing: Sequence[git.Commit], old: str, new: str, *, pushed: bool
 ) -> RangeTrust:
     """The configuration comes from the range's base `old` and every commit is judged;
@@ -208,7 +208,7 @@ def _before_the_plan(
     ))  # fmt: skip
 
 
-def judge(
+def judge(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
     root: Path,
     listing: Sequence[git.Commit],
     *,
@@ -245,7 +245,7 @@ class _Range:
     """A range being judged commit by commit, each against its own state, and what its
     head's requirements ask of the range afterwards (RangeHead)."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
         self,
         root: Path,
         listing: Sequence[git.Commit],

@@ -116,7 +116,7 @@ def kind_of(ref: str, default_ref: str, policy: PreReceive) -> Kind:
     return Kind.OTHER
 
 
-def refused(update: Update, kind: Kind, policy: PreReceive) -> Finding | None:
+def refused(update: Update, kind: Kind, policy: PreReceive) -> Finding | None:  # noqa: PLR0911  (one return per case, in the order they are judged)
     """The update the policy refuses whatever its commits hold, or None."""
     if update.new is None:
         if kind is Kind.DEFAULT:

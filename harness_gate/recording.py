@@ -10,7 +10,7 @@ from harness_gate.errors import Refused
 from harness_gate.findings import Finding, finding
 
 
-def run_and_record(
+def run_and_record(  # noqa: PLR0913  (one argument per command-line option)
     root: Path,
     cfg: Config,
     log: Path,

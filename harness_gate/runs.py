@@ -10,9 +10,12 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn
+
+TYPE_CHECKING = False  # typing itself is not imported: a few milliseconds of every hook
 
 if TYPE_CHECKING:
+    from typing import NoReturn
+
     from harness_gate import git
     from harness_gate.report import Report
 
@@ -129,7 +132,7 @@ def _failed_dependency(exc: BaseException) -> str | None:
     return None
 
 
-def check(
+def check(  # noqa: PLR0913  (one argument per command-line option)
     *,
     stage: str | None = None,
     staged: bool = False,

@@ -50,7 +50,7 @@ def render(title: str, sections: Sequence[tuple[str, str]]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def plan(
+def plan(  # noqa: PLR0913  (one keyword per field written)
     *,
     objective: str,
     acceptance: Sequence[str],
@@ -82,7 +82,7 @@ def plan(
     )
 
 
-def amendment(
+def amendment(  # noqa: PLR0913  (one keyword per field written)
     *,
     plan_sha256: str,
     amendment_sha256: str | None,
@@ -140,7 +140,7 @@ def review(
     )
 
 
-def repair(
+def repair(  # noqa: PLR0913  (one keyword per field written)
     *,
     binding: dict[str, Any],
     finding_ids: Sequence[str],

@@ -296,7 +296,7 @@ class Anchors:
             return [finding("HG221", path, f"changed by commit {commit[:12]} with {why}")]
         return []
 
-    def review(self, commit: str, path: str, code_commits: Sequence[str]) -> list[Finding]:
+    def review(self, commit: str, path: str, code_commits: Sequence[str]) -> list[Finding]:  # noqa: PLR0911  (one return per case, in the order they are judged)
         """`require_signed_reviews` / `require_distinct_reviewer` for the review that counts."""
         cfg = self.config
         if not (cfg.require_signed_reviews or cfg.require_distinct_reviewer):

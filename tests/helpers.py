@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner, Result
 
-from harness_gate import templates
+from harness_gate import lean, templates
 from harness_gate.cli import cli
 
 COMMANDS = [{"id": "tests", "command": "python -c pass", "timeout_seconds": 60}]
@@ -22,6 +23,45 @@ V1 = "a" * 64
 V2 = "b" * 64
 # The interpreter running the tests, as a plan's command spells it.
 PY = Path(sys.executable).as_posix()
+
+
+def lean_audited(args: Sequence[str]) -> bool:
+    """Whether `args` is a check of the index at pre-commit the lean path could answer
+    (lean.py): every such check the suite runs is audited (`lean_passes`)."""
+    if "check" not in args[:1] or "--staged" not in args or {"--plan", "--config", "--reverify"} & set(args):
+        return False
+    stage = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--stage"] + [
+        a.partition("=")[2] for a in args if a.startswith("--stage=")
+    ]
+    return stage in ([], ["pre-commit"])
+
+
+def lean_passes(path: Path, args: Sequence[str], env: Mapping[str, str] | None = None) -> bool:
+    """What the lean path answers for the staged check `args` in `path` now, before the full
+    check runs: a differential audit of every staged check of the suite. A lean pass must be
+    a full pass (the callers assert it); the full check, when it passes, may write the record
+    the next check's lean path reads."""
+    if not lean_audited(args):
+        return False
+    saved, cwd = dict(os.environ), Path.cwd()
+    try:
+        os.environ.update(env or {})
+        os.chdir(path)
+        return lean._passes()
+    except Exception:  # lean.run declines on any error the same way
+        return False
+    finally:
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def git_failed(output: str) -> bool:
+    """Whether the full check stopped on a git command that failed (HG903: a fault injected
+    into a git the test put on PATH, or an object it cannot read). The lean path runs two
+    git commands of its own and none of the others, so such a failure is no verdict on the
+    change for it to agree with."""
+    return "HG903" in output
 
 
 @dataclass(frozen=True)
@@ -41,13 +81,18 @@ class Repo:
         return (self.path / rel).read_bytes()
 
     def cli(self, *args: str, input: str | bytes | None = None) -> Result:
-        return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+        lean_passed = lean_passes(self.path, args)
+        res = CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+        if lean_passed and not git_failed(res.output):  # the full check ran: what the lean path passed, it passes
+            assert res.exit_code == 0, f"the lean path passed what the full check refuses:\n{res.output}"
+        return res
 
     def run(
         self, *args: str, input: bytes | None = None, env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[bytes]:
         """The CLI as a real subprocess (`python -m harness_gate`)."""
-        return subprocess.run(
+        lean_passed = lean_passes(self.path, args, env)
+        proc = subprocess.run(
             [sys.executable, "-m", "harness_gate", *args],
             cwd=self.path,
             input=input,
@@ -55,6 +100,17 @@ class Repo:
             env={**os.environ, **(env or {})},
             check=False,
         )
+        if lean_passed:  # the same check by the full path (`--format text` is never the lean one's)
+            full = subprocess.run(
+                [sys.executable, "-m", "harness_gate", *args, "--format", "text"],
+                cwd=self.path,
+                capture_output=True,
+                env={**os.environ, **(env or {})},
+                check=False,
+            )
+            if not git_failed(full.stdout.decode(errors="replace")):
+                assert full.returncode == 0, f"the lean path passed what the full check refuses:\n{full.stdout!r}"
+        return proc
 
     def new_plan(self, plan_id: str = "p1", boundary: tuple[str, ...] = ("src/**",)) -> str:
         args = ["plan", "new", plan_id, "--objective", "Do it", "--verify", "tests=python -c pass"]

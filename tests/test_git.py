@@ -322,7 +322,7 @@ def test_batch_answers_are_framed_exactly(out: bytes) -> None:
 
 # Modules that may start a program, and why: git/process.py is the one way git starts;
 # runner.py runs the plan's verify commands, which are the user's programs, not git.
-STARTS_PROGRAMS = {"git/process.py", "runner.py"}
+STARTS_PROGRAMS = {"git/process.py", "runner.py", "lean.py"}
 _OS_STARTERS = re.compile(r"system|popen|spawn\w*|exec\w*|posix_spawn\w*|fork\w*")
 
 
@@ -344,8 +344,9 @@ def _starts_programs(source: str) -> bool:
 
 @pytest.mark.slow
 def test_only_the_process_layer_starts_git() -> None:
-    """No module but git/process.py (and runner.py, for the user's verify commands)
-    imports subprocess or starts a program through os: every git call goes through the
+    """No module but git/process.py (and runner.py, for the user's verify commands, and
+    lean.py, the hook's lean path, with plumbing.py's hardening) imports subprocess or
+    starts a program through os: every git call goes through the
     hardened environment and the one failure report."""
     package = Path(harness_gate.__file__).parent
     starting = {

@@ -348,3 +348,19 @@ def test_no_module_is_over_600_lines() -> None:
     sizes = {p.relative_to(PACKAGE).as_posix(): len(p.read_text("utf-8").splitlines()) for p in PACKAGE.rglob("*.py")}
     assert len(sizes) > 60, "the modules were found"
     assert {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+
+
+def test_the_agent_hook_types_its_payloads() -> None:
+    """The agent hook parses each runtime's payload into typed values (agent/runtimes.py)
+    and passes them on as such: no module of harness_gate/agent/ falls back to `Any`."""
+    modules = sorted((PACKAGE / "agent").glob("*.py"))
+    assert len(modules) >= 8
+    offenders = [
+        f"{p.name}:{node.lineno}"
+        for p in modules
+        for node in ast.walk(ast.parse(p.read_text("utf-8"), str(p)))
+        if (isinstance(node, ast.Name) and node.id == "Any")
+        or (isinstance(node, ast.alias) and node.name == "Any")
+        or (isinstance(node, ast.Attribute) and node.attr == "Any")
+    ]
+    assert offenders == []

@@ -62,7 +62,7 @@ def on_stop(call: StopCall) -> Decision:
     return main if main.kind == "block" or decision.kind == "none" else decision
 
 
-def _on_stop(sid: str | None, active: bool, location: git.Location) -> Decision:
+def _on_stop(sid: str | None, active: bool, location: git.Location) -> Decision:  # noqa: PLR0911  (one return per case, in the order they are judged)
     from harness_gate import agent_session  # noqa: PLC0415
 
     repo = judging.repository(paths.project(), begin=False, location=location)

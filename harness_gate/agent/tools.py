@@ -108,14 +108,8 @@ def pre_tool_use(fields: Mapping[str, object]) -> Decision:
     if tool in READ_ONLY:
         return Decision("allow", f"harness-gate: `{tool}` writes nothing")
     cwd = call.cwd()
-    if tool in WRITE_TOOLS:
-        key = WRITE_TOOLS[tool]
-        path = tool_input.get(key)
-        if not isinstance(path, str) or not path:
-            raise Malformed(f"`{tool}` names no `{key}`")
-        return judge(cwd, [(path, "M")], tool)
-    if tool in PATCH_TOOLS:
-        return judge(cwd, patch_paths(patch_text(tool_input)), tool)
+    if tool in WRITE_TOOLS or tool in PATCH_TOOLS:
+        return judge(cwd, _written(tool, tool_input), tool)
     if tool in SHELL_TOOLS:
         return shell(cwd, tool_input)
     if tool == "write_stdin":  # Codex: what is typed into a running command is a shell command's text
@@ -129,6 +123,17 @@ def pre_tool_use(fields: Mapping[str, object]) -> Decision:
         "Write files with Write/Edit/NotebookEdit (Claude Code), apply_patch (Codex) or write_file/replace "
         "(Gemini CLI).",
     )
+
+
+def _written(tool: str, tool_input: Mapping[str, object]) -> list[tuple[str, str]]:
+    """The files a write or patch tool's call names, as (path, "A"|"M"|"D")."""
+    if tool in PATCH_TOOLS:
+        return patch_paths(patch_text(tool_input))
+    key = WRITE_TOOLS[tool]
+    path = tool_input.get(key)
+    if not isinstance(path, str) or not path:
+        raise Malformed(f"`{tool}` names no `{key}`")
+    return [(path, "M")]
 
 
 def mcp(tool: str) -> Decision:

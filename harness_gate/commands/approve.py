@@ -19,7 +19,7 @@ from harness_gate.report import Report
 from harness_gate.state_facts import GitFacts
 
 
-def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryIO, out: TextIO, *, tty: bool) -> Report:
+def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryIO, out: TextIO, *, tty: bool) -> Report:  # noqa: PLR0913  (one argument per command-line option, and the terminal's streams)
     # Before anything is read: an agent that ran `plan amend` must not answer its own `y`.
     approvals_mod.refuse_inside_agent(os.environ)
     root = git.toplevel(cwd)
@@ -30,12 +30,7 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     folder = plans.load(snap, plan_id)
     target = _approval_target(folder, artifact, cwd, root)
     if artifact is None and snap.config.approvers:
-        # Nothing awaits a first approval: a bare `approve` by a further approver means the
-        # artifact that put the boundary in force (an accepted amendment, say).
-        life = lifecycle.replay(folder)
-        settled = target == artifacts_root.PLAN and life.plan_approval is approvals_mod.Status.APPROVED
-        if settled and life.policy is not None and life.policy.source.startswith(folder.path + "/"):
-            target = life.policy.source.rsplit("/", 1)[1]
+        target = _in_force(folder, target)
     path = f"{folder.path}/{target}"
     if path not in snap.files:
         raise usage(f"{path} does not exist")
@@ -68,20 +63,8 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
     out.write("".join(f"{line}\n" for line in _what_is_approved(art)))
     out.write(f"artifact: {path}\nsha256:   {art.sha256}\napprover: {approver}\n{art.kind.gate_line} ")
     out.flush()
-    if tty:
-        raw = stdin.readline(approvals_mod.MAX_ANSWER_BYTES)
-        raw += _pending(stdin)  # a pasted second line is part of the answer, and refused
-    else:
-        raw = stdin.read(approvals_mod.MAX_ANSWER_BYTES + 1)
-        out.write("\n")  # the piped answer is not echoed; end the prompt line
-    approvals_mod.require_yes(raw, path)
-    head = git.head(root)
-    if head is not None and git.is_shallow(root):
-        # A shallow clone's cut looks like a root commit: the record would name a commit
-        # that is no root of the real history, and grant nothing anywhere else.
-        raise not_enough_history("cannot approve in a shallow clone: its root commit is not the repository's")
-    # The record binds the repository by its root commit (None before the first commit).
-    repository = min(git.root_commits(root, head)) if head else None
+    approvals_mod.require_yes(_answer(stdin, out, tty=tty), path)
+    repository = _repository(root)
     line = approvals_mod.next_record(
         artifacts_root.approvals_log(folder.path), folder.approvals, approval_gate, target, art.sha256,
         approver=approver, plan=plan_id, repository=repository,
@@ -100,6 +83,36 @@ def approve(cwd: Path, plan_id: str | None, artifact: str | None, stdin: BinaryI
             *_sandbox_line(root),
         ),
     )
+
+
+def _in_force(folder: plans.PlanFolder, target: str) -> str:
+    """Nothing awaits a first approval: a bare `approve` by a further approver means the
+    artifact that put the boundary in force (an accepted amendment, say)."""
+    life = lifecycle.replay(folder)
+    settled = target == artifacts_root.PLAN and life.plan_approval is approvals_mod.Status.APPROVED
+    if settled and life.policy is not None and life.policy.source.startswith(folder.path + "/"):
+        return life.policy.source.rsplit("/", 1)[1]
+    return target
+
+
+def _answer(stdin: BinaryIO, out: TextIO, *, tty: bool) -> bytes:
+    """The approver's answer to the prompt, bounded."""
+    if tty:
+        raw = stdin.readline(approvals_mod.MAX_ANSWER_BYTES)
+        return raw + _pending(stdin)  # a pasted second line is part of the answer, and refused
+    raw = stdin.read(approvals_mod.MAX_ANSWER_BYTES + 1)
+    out.write("\n")  # the piped answer is not echoed; end the prompt line
+    return raw
+
+
+def _repository(root: Path) -> str | None:
+    """The record binds the repository by its root commit (None before the first commit)."""
+    head = git.head(root)
+    if head is not None and git.is_shallow(root):
+        # A shallow clone's cut looks like a root commit: the record would name a commit
+        # that is no root of the real history, and grant nothing anywhere else.
+        raise not_enough_history("cannot approve in a shallow clone: its root commit is not the repository's")
+    return min(git.root_commits(root, head)) if head else None
 
 
 def _wanted_from(snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, path: str, approver: str) -> str | None:

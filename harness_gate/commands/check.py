@@ -10,13 +10,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_gate import artifacts_tree, cache, changesets, git, governance, ranges
+from harness_gate import artifacts_tree, cache, changesets, git, governance, lean_record, ranges
 from harness_gate.errors import not_enough_history, usage
 from harness_gate.findings import Finding
 from harness_gate.ranges import Head
@@ -45,7 +46,7 @@ class Mode:
     landed: bool = False
 
 
-def infer_mode(stage: str | None, staged: bool, range_: str | None, base: str | None, head: str | None) -> Mode:
+def infer_mode(stage: str | None, staged: bool, range_: str | None, base: str | None, head: str | None) -> Mode:  # noqa: PLR0911  (one return per case, in the order they are judged)
     """Pick the change set from the options, then pre-commit's environment; never guess."""
     given = [x for x in (staged, range_, base) if x]
     if len(given) > 1:
@@ -83,7 +84,7 @@ def infer_mode(stage: str | None, staged: bool, range_: str | None, base: str | 
     )
 
 
-def run_check(
+def run_check(  # noqa: PLR0913  (one argument per command-line option)
     cwd: Path,
     *,
     stage: str | None,
@@ -109,8 +110,9 @@ def run_check(
     runs: list[Callable[[], list[Finding]]] = []
     try:
         with contextlib.ExitStack() as stack:
+            lean: Callable[[], None] | None = None
             if mode.change_set is ChangeSet.STAGED:
-                findings, data, head = _check_index(location, plan_id, config_file, stack)
+                findings, data, head, lean = _check_index(location, plan_id, config_file, stack)
             else:
                 findings, data, head = _check_commits(root, mode, plan_id, config_file, stack)
             if head is not None:
@@ -143,6 +145,8 @@ def run_check(
     report_only = head is not None and head.artifacts_tree.config.report_only
     if report_only:
         data["report_only"] = True
+    if lean is not None and not findings and stage == lean_record.STAGE and not (plan_id or config_file or reverify):
+        lean()  # the next ordinary commit is answered from it (lean.py)
     # One problem reached by two rules (a plan folder's log, read for its artifacts and for
     # its authority) is reported once.
     return Report("check", tuple(dict.fromkeys(findings)), data, report_only=report_only)
@@ -177,11 +181,19 @@ def _view(root: Path, head: Head, plan_id: str | None, findings: Sequence[Findin
 
 def _check_index(
     location: git.Location, plan_id: str | None, config_file: str | None, stack: contextlib.ExitStack[bool | None]
-) -> tuple[list[Finding], dict[str, Any], Head | None]:
+) -> tuple[list[Finding], dict[str, Any], Head | None, Callable[[], None] | None]:
+    """The index's findings, the report's data, the head state, and what writes the lean
+    path's record should the check pass (lean_record.py)."""
+    started = lean_record.before() if plan_id is None and config_file is None else None
     built = changesets.index(location, config_file, stack, in_ci=in_ci())
     if isinstance(built, changesets.Skipped):
-        return [], built.data, None
-    return ranges.judge_index(built, plan_id)
+        return [], built.data, None, None
+    found, data, head = ranges.judge_index(built, plan_id)
+    state = built.transition
+    lean = None
+    if started is not None:
+        lean = functools.partial(lean_record.write, started, state, set(head.used), state.changes)
+    return found, data, head, lean
 
 
 def _check_commits(
@@ -215,7 +227,7 @@ def _check_commits(
     )  # fmt: skip
 
 
-def _push_new(
+def _push_new(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
     root: Path,
     new_ref: str,
     remote: str,

@@ -54,39 +54,10 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
     if not keep.exists():
         fsutil.write_atomic(keep, b"")
         lines.append(f"wrote {artifacts_root.plans_prefix(artifacts_dir)}.gitkeep")
-    attrs = root / ".gitattributes"
-    old = attrs.read_text("utf-8") if attrs.exists() else ""
-    wanted = [ln.replace("harness/", artifacts_dir + "/", 1) for ln in GITATTRIBUTES_LINES]
-    missing = [ln for ln in wanted if ln not in old.splitlines()]
-    if missing:
-        sep = "" if not old or old.endswith("\n") else "\n"
-        fsutil.write_atomic(attrs, (old + sep + "\n".join(missing) + "\n").encode())
-        lines.append("added merge=union for the JSONL logs to .gitattributes")
-    pcc = root / ".pre-commit-config.yaml"
-    config = hooks.local_config()
-    if not pcc.exists():
-        fsutil.write_atomic(pcc, config.encode())
-        lines.append("wrote .pre-commit-config.yaml")
-    elif all(f"id: {hook.id}" in pcc.read_text("utf-8", "replace") for hook in hooks.HOOKS):
-        lines.append(".pre-commit-config.yaml has harness-gate's hooks")
-    else:
-        # Someone else's configuration: never rewritten, and said once what to add to it.
-        lines.append(
-            ".pre-commit-config.yaml exists: add harness-gate's hooks to it (this entry under `repos:`, and "
-            f"`default_install_hook_types: [{', '.join(hooks.INSTALL_TYPES)}]` at its top):\n"
-            + config[config.index("  - repo: local") :]
-        )
-    agent_files = []
-    for runtime, (path, merged, changed) in zip(agents, settings, strict=True):
-        agent_files.append(path)
-        if changed:
-            fsutil.write_atomic(root / path, merged)
-            lines.append(f"wrote the {runtime} agent hook to {path}")
-            if runtime == "codex":
-                # Codex skips a new or changed hook in silence until it is trusted again.
-                lines.append("Codex runs a new or changed hook only once trusted: `harness-gate doctor` says how")
-        else:
-            lines.append(f"{path} has harness-gate's agent hook")
+    lines += _gitattributes(root, artifacts_dir)
+    lines.append(_pre_commit_config(root))
+    agent_files = [path for path, _, _ in settings]
+    lines += _agent_hooks(root, agents, settings)
     sandboxed = [runtime for runtime in agents if runtime in hooks.SANDBOXED]
     if sandboxed:
         # The runtimes' own sandboxes, from the boundary approved now (none yet: nothing in
@@ -123,3 +94,48 @@ def init(cwd: Path, agents: Sequence[str] = ()) -> Report:
         steps += ["harness-gate plan new ID --objective '...' --boundary 'src/**' --verify 'tests=pytest -q'"]
     lines += [("next: " if i == 0 else "      ") + step for i, step in enumerate(steps)]
     return Report("init", lines=tuple(lines))
+
+
+def _gitattributes(root: Path, artifacts_dir: str) -> list[str]:
+    """Adds the JSONL logs' merge=union lines that .gitattributes lacks."""
+    attrs = root / ".gitattributes"
+    old = attrs.read_text("utf-8") if attrs.exists() else ""
+    wanted = [ln.replace("harness/", artifacts_dir + "/", 1) for ln in GITATTRIBUTES_LINES]
+    missing = [ln for ln in wanted if ln not in old.splitlines()]
+    if not missing:
+        return []
+    sep = "" if not old or old.endswith("\n") else "\n"
+    fsutil.write_atomic(attrs, (old + sep + "\n".join(missing) + "\n").encode())
+    return ["added merge=union for the JSONL logs to .gitattributes"]
+
+
+def _pre_commit_config(root: Path) -> str:
+    """Writes .pre-commit-config.yaml where there is none; says what it did."""
+    pcc = root / ".pre-commit-config.yaml"
+    config = hooks.local_config()
+    if not pcc.exists():
+        fsutil.write_atomic(pcc, config.encode())
+        return "wrote .pre-commit-config.yaml"
+    if all(f"id: {hook.id}" in pcc.read_text("utf-8", "replace") for hook in hooks.HOOKS):
+        return ".pre-commit-config.yaml has harness-gate's hooks"
+    # Someone else's configuration: never rewritten, and said once what to add to it.
+    return (
+        ".pre-commit-config.yaml exists: add harness-gate's hooks to it (this entry under `repos:`, and "
+        f"`default_install_hook_types: [{', '.join(hooks.INSTALL_TYPES)}]` at its top):\n"
+        + config[config.index("  - repo: local") :]
+    )
+
+
+def _agent_hooks(root: Path, agents: Sequence[str], settings: Sequence[tuple[str, bytes, bool]]) -> list[str]:
+    """Writes each agent runtime's merged settings that changed; says what it did."""
+    lines = []
+    for runtime, (path, merged, changed) in zip(agents, settings, strict=True):
+        if changed:
+            fsutil.write_atomic(root / path, merged)
+            lines.append(f"wrote the {runtime} agent hook to {path}")
+            if runtime == "codex":
+                # Codex skips a new or changed hook in silence until it is trusted again.
+                lines.append("Codex runs a new or changed hook only once trusted: `harness-gate doctor` says how")
+        else:
+            lines.append(f"{path} has harness-gate's agent hook")
+    return lines

@@ -50,9 +50,7 @@ def _lint(cwd: Path, root: Path, files: Sequence[str], *, artifacts_only: bool =
         if not files:
             return Report("lint")
     if not files:
-        if not snap.active:
-            return report_mod.inactive("lint")
-        return Report("lint", tuple(_lint_all(snap)))
+        return Report("lint", tuple(_lint_all(snap))) if snap.active else report_mod.inactive("lint")
     found: list[Finding] = []
     folders: set[str] = set()
     scopes: set[str] = set()  # paths and folder prefixes whose layout findings apply
@@ -79,18 +77,25 @@ def _lint(cwd: Path, root: Path, files: Sequence[str], *, artifacts_only: bool =
                 folders.add(parts[1])
             scopes.add(rel + "/" if path.is_dir() else rel)
             continue
-        if path.is_dir():
-            raise usage(f"{name} is a directory outside the artifacts root `{prefix}`")
-        kind = formats.format_of(snap.config, rel) if rel is not None else None
-        if kind is not None and rel is not None:  # a file of another harness format (docs/formats.md)
-            found.extend(formats.lint_worktree(root, snap.config, [(kind, rel)]))
-            continue
-        found.extend(plans.file_findings(name, path, snap.config))
+        found.extend(_outside_root(root, snap, name, path, rel))
     layout = plans.root_findings(snap)
     found.extend(f for f in layout if any(f.path == s or (s.endswith("/") and f.path.startswith(s)) for s in scopes))
     for plan_id in sorted(folders):
         found.extend(lifecycle.folder_findings(snap, plan_id))
     return Report("lint", tuple(found))
+
+
+def _outside_root(
+    root: Path, snap: artifacts_tree.ArtifactsTree, name: str, path: Path, rel: str | None
+) -> list[Finding]:
+    """A file named outside the artifacts root: another harness format's, or an artifact
+    named by its own path (`rel`: its path in the repository, None outside it)."""
+    if path.is_dir():
+        raise usage(f"{name} is a directory outside the artifacts root `{artifacts_root.prefix(snap.artifacts_dir)}`")
+    kind = formats.format_of(snap.config, rel) if rel is not None else None
+    if kind is not None and rel is not None:  # a file of another harness format (docs/formats.md)
+        return list(formats.lint_worktree(root, snap.config, [(kind, rel)]))
+    return list(plans.file_findings(name, path, snap.config))
 
 
 def _lint_all(snap: artifacts_tree.ArtifactsTree) -> list[Finding]:

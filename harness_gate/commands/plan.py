@@ -40,7 +40,7 @@ def _check_patterns(option: str, patterns: Sequence[str], artifacts_dir: str) ->
         raise usage(f"{option} {pattern!r}: {reason}", "docs/boundary.md gives the pattern dialect.")
 
 
-def plan_new(
+def plan_new(  # noqa: PLR0913  (one argument per command-line option)
     cwd: Path,
     plan_id: str,
     *,
@@ -98,7 +98,7 @@ def plan_new(
     )
 
 
-def plan_amend(
+def plan_amend(  # noqa: PLR0913  (one argument per command-line option)
     cwd: Path,
     plan_id: str | None,
     *,

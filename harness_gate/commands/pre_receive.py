@@ -91,7 +91,7 @@ def _first_push(updates: list[Update], default_ref: str) -> Report:
     return Report("pre-receive", tuple(findings), data, lines=tuple(lines))
 
 
-def _update(
+def _update(  # noqa: PLR0911, PLR0913  (one return per case, in the order they are judged; the facts it works from; a bundle of them would be a type used once)
     location: git.Location,
     u: Update,
     kind: Kind,

@@ -51,26 +51,11 @@ def status(cwd: Path, plan_id: str | None) -> Report:
     records = git.status_records(root, artifacts_root.prefix(snap.artifacts_dir))
     unstaged = [path for xy, path in records if xy == "??" or xy[1] != " "]
     policy = life.policy
-    fresh: list[evidence.Freshness] = []
-    tree = ""
-    untracked: list[Finding] = []
-    if policy is not None:
-        tree = fingerprints.fingerprint_worktree(root, snap.config)
-        fresh, problems = freshness.state_freshness(snap, folder, life, tree)
-        found.extend(problems)
-        if life.state not in lifecycle.ENDED - {lifecycle.PlanState.COMPLETED}:
-            untracked = fingerprints.untracked_warning(
-                fingerprints.untracked_files(root, snap.config), artifacts_root.evidence_log(folder.path)
-            )
-            found.extend(untracked)
-    next_step = _next_step(
-        snap,
-        folder,
-        life,
-        fresh,
-        uncommitted=[path for _, path in records],
-        untracked=untracked[0].code if untracked else None,
-    )
+    tree, fresh, problems, untracked = _freshness(root, snap, folder, life)
+    found.extend(problems)
+    found.extend(untracked)
+    work = _WorkTree(tuple(path for _, path in records), untracked[0].code if untracked else None)
+    next_step = _next_step(snap, folder, life, fresh, work)
     reviews = freshness.review_states(GitFacts(root), snap.config, folder, life, tree) if policy is not None else []
     # A review to fill in comes first, whatever the review's freshness and CI say.
     filling = _unfilled_review(snap, folder) is not None
@@ -182,17 +167,39 @@ def status_view(cwd: Path, plan_id: str | None, base: str | None) -> Report:
     return Report("status", found, data, lines=(f"plan: {plan_id} ({view['state']}) at HEAD {head[:12]}",))
 
 
+def _freshness(
+    root: Path, snap: artifacts_tree.ArtifactsTree, folder: plans.PlanFolder, life: lifecycle.Lifecycle
+) -> tuple[str, list[evidence.Freshness], list[Finding], list[Finding]]:
+    """The work tree's fingerprint, the evidence's freshness against it, the problems found
+    on the way, and the warning about untracked files: all empty while no policy applies."""
+    if life.policy is None:
+        return "", [], [], []
+    tree = fingerprints.fingerprint_worktree(root, snap.config)
+    fresh, problems = freshness.state_freshness(snap, folder, life, tree)
+    untracked: list[Finding] = []
+    if life.state not in lifecycle.ENDED - {lifecycle.PlanState.COMPLETED}:
+        untracked = fingerprints.untracked_warning(
+            fingerprints.untracked_files(root, snap.config), artifacts_root.evidence_log(folder.path)
+        )
+    return tree, fresh, problems, untracked
+
+
+@dataclasses.dataclass(frozen=True)
+class _WorkTree:
+    """What the work tree holds that the next step depends on."""
+
+    uncommitted: tuple[str, ...]  # the artifacts root's paths git status lists
+    untracked: str | None  # the code of the warning that names untracked files the tree would miss
+
+
 def _next_step(
     snap: artifacts_tree.ArtifactsTree,
     folder: plans.PlanFolder,
     life: lifecycle.Lifecycle,
     fresh: Sequence[evidence.Freshness],
-    *,
-    uncommitted: Sequence[str],
-    untracked: str | None,
+    work: _WorkTree,
 ) -> str:
-    """What to do next, from the lifecycle and what the folder and the work tree hold now.
-    `untracked`: the code of the warning that names untracked files the tree would miss."""
+    """What to do next, from the lifecycle and what the folder and the work tree hold now."""
     pending = _unfilled_review(snap, folder)
     if pending is not None:
         return (
@@ -201,32 +208,38 @@ def _next_step(
         )
     state = life.state
     plan_files = {artifacts_root.plan_md(folder.path), artifacts_root.approvals_log(folder.path)}
-    if state is lifecycle.PlanState.EXECUTING and plan_files & set(uncommitted):
+    if state is lifecycle.PlanState.EXECUTING and plan_files & set(work.uncommitted):
         return (
             f"commit the plan and its approval: git add {snap.artifacts_dir} && git commit -m 'Plan: {folder.plan_id}'"
         )
     stale = [f for f in fresh if not f.fresh]
-    if untracked and stale and state not in lifecycle.ENDED - {lifecycle.PlanState.COMPLETED}:
+    if work.untracked and stale and state not in lifecycle.ENDED - {lifecycle.PlanState.COMPLETED}:
         # verify would record them as part of the tree, and a commit leaves them out (HG310).
-        return f"commit, remove or ignore the untracked files {untracked} names; then harness-gate verify"
+        return f"commit, remove or ignore the untracked files {work.untracked} names; then harness-gate verify"
     if state is lifecycle.PlanState.COMPLETED and stale:
         # An update from the base (or any later change) left the completed plan's code unverified.
         return "harness-gate verify, then commit its evidence: the tree changed since the plan completed"
-    if state is lifecycle.PlanState.EXECUTING and fresh and not stale:
+    if state is lifecycle.PlanState.EXECUTING:
+        return _executing_step(snap.root, fresh, stale)
+    # complete needs fresh evidence and a passing review of exactly this tree.
+    return _REVIEW_STALE if state is lifecycle.PlanState.REVIEWING and stale else life.next_step
+
+
+_REVIEW_STALE = "the tree changed since the review: harness-gate verify, then harness-gate review new"
+
+
+def _executing_step(root: Path, fresh: Sequence[evidence.Freshness], stale: Sequence[evidence.Freshness]) -> str:
+    """The next step while the plan executes, from its evidence's freshness."""
+    if fresh and not stale:
         return "ask for a review by someone who did not write the change: harness-gate review new"
-    if state is lifecycle.PlanState.EXECUTING and any(f.reason == "tree-moved" for f in stale):
-        if not git.status_records(snap.root):
+    if any(f.reason == "tree-moved" for f in stale):
+        if not git.status_records(root):
             # Nothing left to commit: a commit since verify (a merge or a rebase onto the
             # base, say) moved the tree, and "finish the work, commit it" would lead nowhere.
             return "harness-gate verify again: the tree changed since verify (a commit since); then commit its evidence"
         # Verified once, changed since: more work, or a file that joined the tree.
         return "the work tree changed since verify: finish the work, commit it, then harness-gate verify again"
-    if state is lifecycle.PlanState.EXECUTING:
-        return "do the work inside the write boundary and commit it; then harness-gate verify"
-    if state is lifecycle.PlanState.REVIEWING and stale:
-        # complete needs fresh evidence and a passing review of exactly this tree.
-        return "the tree changed since the review: harness-gate verify, then harness-gate review new"
-    return life.next_step
+    return "do the work inside the write boundary and commit it; then harness-gate verify"
 
 
 # -- reviews and what CI will say (status informs of both; `check --stage ci` decides) ------

@@ -59,7 +59,6 @@ from harness_gate.git.objects import (
     resolve,
 )
 from harness_gate.git.process import (
-    NO_GRAFTS,
     GitNotRunnable,
     act,
     discard_started,
@@ -99,6 +98,7 @@ from harness_gate.git.provenance import (
 )
 from harness_gate.git.repo import Location, ident, locate, locate_git_dir, merge_heads, toplevel
 from harness_gate.git.trees import Blob, prefetch_tree_entries, tree_entries, tree_without
+from harness_gate.plumbing import NO_GRAFTS
 
 __all__ = [
     "BRANCH_COMMITS_LIMIT", "DIFF_FLAGS", "LFS_STANDARD", "NO_GRAFTS", "NO_MODE", "ZERO_OIDS", "Blame", "Blob",

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Callable, Sequence
-from io import BufferedReader
 from pathlib import Path
 
+from harness_gate import plumbing
 from harness_gate.errors import GitError
 from harness_gate.git.process import finish_work, run, run_status, start, start_work, terminated
 from harness_gate.git.repo import git_path
@@ -46,18 +45,13 @@ def verify_index(root: Path) -> None:
     _verify_index_file(path)  # answered from _VERIFIED when the thread saw this same file
 
 
-# The index is hashed in blocks of this size: a million files make an index of ~100 MB, and
-# reading it whole would make it the largest thing in memory.
-_BLOCK = 1 << 20
-
-
 def _verify_index_file(path: Path) -> None:
     try:
         with path.open("rb") as fh:
             st = os.fstat(fh.fileno())
             if (str(path), st.st_size, st.st_mtime_ns, st.st_ino) in _VERIFIED:
                 return
-            intact = _checksum_matches(fh, st.st_size)
+            intact = plumbing.index_checksum_matches(fh.fileno(), st.st_size, _BLOCK)
     except FileNotFoundError:
         return
     except OSError as exc:
@@ -70,35 +64,7 @@ def _verify_index_file(path: Path) -> None:
     _VERIFIED.add((str(path), st.st_size, st.st_mtime_ns, st.st_ino))
 
 
-def _checksum_matches(fh: BufferedReader, size: int) -> bool:
-    """Whether the open index of `size` bytes starts with its signature and ends with the
-    checksum of the rest, SHA-1 or SHA-256 (or with zeros, `index.skipHash`). The file is
-    read a block at a time, once per hash tried: SHA-256 only when SHA-1 does not match."""
-    if size < 4 or fh.read(4) != b"DIRC":
-        return False
-    for algo, width in (("sha1", 20), ("sha256", 32)):
-        if size < 12 + width:
-            continue
-        fh.seek(size - width)
-        trailer = fh.read(width)
-        if len(trailer) != width:
-            return False  # shorter than it was a moment ago: not the index that was stated
-        if trailer == bytes(width):
-            return True
-        digest = hashlib.new(algo)
-        buffer = bytearray(min(_BLOCK, size))
-        view = memoryview(buffer)
-        fh.seek(0)
-        left = size - width
-        while left > 0:
-            got = fh.readinto(view[: min(left, _BLOCK)])
-            if not got:
-                return False  # truncated while being read
-            digest.update(view[:got])  # hashlib releases the interpreter lock for large blocks
-            left -= got
-        if digest.digest() == trailer:
-            return True
-    return False
+_BLOCK = plumbing.INDEX_BLOCK
 
 
 def _index_entries_args(prefixes: Sequence[str]) -> list[str]:

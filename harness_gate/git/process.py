@@ -42,36 +42,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from harness_gate.errors import GitError
+from harness_gate.plumbing import HARDENING, UNTRUSTED_ENV, hardened_env
 
-# Settings that would make git answer differently from the plain object model.
-_HARDENING = (
-    "--no-replace-objects",
-    "-c",
-    "core.quotePath=false",
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "diff.external=",
-    # Side files that answer for the commit objects: a crafted commit-graph gives commits
-    # other parents than they have (as grafts would), so a range skips a commit; a
-    # multi-pack index names where objects are. Git then reads the objects themselves.
-    "-c",
-    "core.commitGraph=false",
-    "-c",
-    "core.multiPackIndex=false",
-)
-
-
-# Variables that change what plumbing answers: pathspec magic (`:(literal)` ignored or
-# globbing turned on), extra configuration, an external diff driver.
-_UNTRUSTED_ENV = (
-    "GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
-    "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS",
-    "GIT_CONFIG",  # points `git config` at another file than the repository's own
-)  # fmt: skip
-
-
-NO_GRAFTS = str(Path(os.devnull) / "harness-gate-no-grafts")
+# The flags and environment of every git process (plumbing.py: the lean path uses them too).
+_HARDENING = HARDENING
+_UNTRUSTED_ENV = UNTRUSTED_ENV
 
 # Set by `scratch_objects` when the object store cannot be written: where new objects go.
 _SCRATCH: dict[str, str] = {}
@@ -98,18 +73,7 @@ def scratch_objects(objects: Path) -> None:
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
-    for name in _UNTRUSTED_ENV:
-        env.pop(name, None)
-    env["GIT_OPTIONAL_LOCKS"] = "0"
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    # `.git/info/grafts` rewrites parents like a replace ref, but `--no-replace-objects`
-    # does not turn it off: a graft making the base a child of the tip empties a range.
-    # A graft file that cannot exist (ENOTDIR: git reads it silently as none) disables it.
-    env["GIT_GRAFT_FILE"] = NO_GRAFTS
-    env["LC_ALL"] = "C"
-    env.update(_SCRATCH)
-    return env
+    return hardened_env(_SCRATCH)
 
 
 class GitNotRunnable(GitError):
@@ -119,7 +83,7 @@ class GitNotRunnable(GitError):
         super().__init__(f"cannot run git: {exc}", "Install git and make sure it is on PATH.")
 
 
-def _popen(
+def _popen(  # noqa: PLR0913  (subprocess.Popen's own arguments)
     args: Sequence[str], *, cwd: Path | str, stdin: Any, stdout: Any, stderr: Any, env: dict[str, str] | None = None
 ) -> subprocess.Popen[bytes]:
     """Start `git ARGS` hardened: the one place a git process is made."""

@@ -34,7 +34,7 @@ def _rev_list_args(
     return [*args, "--"]
 
 
-def commits(
+def commits(  # noqa: PLR0912, PLR0913  (one step per case, in the order they are judged; the facts it works from; a bundle of them would be a type used once)
     root: Path,
     include: str | Sequence[str],
     exclude: Sequence[str],

@@ -32,8 +32,6 @@ def artifact_rules(state: Transition, changes: Sequence[Change]) -> list[Finding
     out: list[Finding] = []
     if not changes:
         return out
-    from harness_gate import evidence  # noqa: PLC0415  (only when the artifacts root changed)
-
     new = state.new
     folders: set[str] = set()
     others = False
@@ -45,35 +43,7 @@ def artifact_rules(state: Transition, changes: Sequence[Change]) -> list[Finding
         parts = rel.split("/") if rel is not None else []
         if len(parts) == 2:
             folders.add(parts[0])
-            name = parts[1]
-            after = new.files.get(path)
-            known = False
-            for old in state.olds:
-                before = old.files.get(path)
-                if before is None:
-                    continue
-                known = True
-                if name in APPEND_ONLY:
-                    if after is None or not grows(before, after, merge=merge):
-                        out.append(finding("HG211", path, f"{name} lost or changed lines (it may only grow)"))
-                    elif name == artifacts_root.EVIDENCE and not merge:
-                        # Only the appended records are new: validating them alone keeps a
-                        # long log cheap, and every record was validated when it arrived.
-                        out.extend(evidence.validate(path, after[len(before) :], first_line=before.count(b"\n") + 1))
-                    continue
-                if after == before:
-                    continue
-                what = "deleted" if after is None else "modified"
-                if was_approved(old, parts[0], name, before):
-                    out.append(finding("HG210", path, f"this artifact was approved and is {what} here"))
-                elif plans.NUMBERED.match(name) and not amendable(name):
-                    # Reviews, repairs, pauses and completions are records of what happened:
-                    # deleting a completion or a pause would hand authority back.
-                    out.append(finding("HG212", path, f"a committed lifecycle record is {what} here"))
-            if not known and after is not None and name == artifacts_root.EVIDENCE:
-                out.extend(evidence.validate(path, after))
-            elif merge and after is not None and name == artifacts_root.EVIDENCE:
-                out.extend(_validate_merged(path, after, [o.files.get(path, b"") for o in state.olds]))
+            out.extend(_plan_file(state, path, parts[0], parts[1], merge=merge))
         else:
             others = True
     for plan_id in sorted(folders):
@@ -84,6 +54,42 @@ def artifact_rules(state: Transition, changes: Sequence[Change]) -> list[Finding
     if others or folders:
         # Unknown files, symlinks, bad plan ids: only those this change touches.
         out.extend(f for f in plans.root_findings(new) if _touched(f.path, changes))
+    return out
+
+
+def _plan_file(state: Transition, path: str, plan_id: str, name: str, *, merge: bool) -> list[Finding]:
+    """One changed file of a plan's folder, against each parent state that held it."""
+    from harness_gate import evidence  # noqa: PLC0415  (only when the artifacts root changed)
+
+    out: list[Finding] = []
+    after = state.new.files.get(path)
+    known = False
+    for old in state.olds:
+        before = old.files.get(path)
+        if before is None:
+            continue
+        known = True
+        if name in APPEND_ONLY:
+            if after is None or not grows(before, after, merge=merge):
+                out.append(finding("HG211", path, f"{name} lost or changed lines (it may only grow)"))
+            elif name == artifacts_root.EVIDENCE and not merge:
+                # Only the appended records are new: validating them alone keeps a
+                # long log cheap, and every record was validated when it arrived.
+                out.extend(evidence.validate(path, after[len(before) :], first_line=before.count(b"\n") + 1))
+            continue
+        if after == before:
+            continue
+        what = "deleted" if after is None else "modified"
+        if was_approved(old, plan_id, name, before):
+            out.append(finding("HG210", path, f"this artifact was approved and is {what} here"))
+        elif plans.NUMBERED.match(name) and not amendable(name):
+            # Reviews, repairs, pauses and completions are records of what happened:
+            # deleting a completion or a pause would hand authority back.
+            out.append(finding("HG212", path, f"a committed lifecycle record is {what} here"))
+    if not known and after is not None and name == artifacts_root.EVIDENCE:
+        out.extend(evidence.validate(path, after))
+    elif merge and after is not None and name == artifacts_root.EVIDENCE:
+        out.extend(_validate_merged(path, after, [o.files.get(path, b"") for o in state.olds]))
     return out
 
 

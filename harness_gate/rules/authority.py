@@ -24,17 +24,7 @@ def plan_authority(
     state's candidates (governance.candidates) that does. Plans are never combined."""
     new = state.new
     sample = ", ".join(show(c.path) for c in changes[:3]) + (" ..." if len(changes) > 3 else "")
-    if plan_id is not None:
-        tried: tuple[str, ...] = (plan_id,)
-        whole: frozenset[str] = frozenset()
-    else:
-        ending = frozenset(p for p in _ending(state.changes, new.artifacts_dir) if _granted_before(state, p))
-        found = governance.candidates(new, state.origins, ending=ending)
-        if len(found.ids) > 1:
-            found = governance.narrow(found, state.selected)
-        tried, whole = found.ids, found.whole_life
-        if not tried and state.merge:
-            tried = _completed_on_first_side(state)
+    tried, whole = _to_try(state, plan_id)
     if not tried:
         code, path, why = governance.no_candidate(new, state.origins)
         return [finding(code, path, f"{len(changes)} changed path(s) need an approved, open plan ({sample}): {why}")]
@@ -62,6 +52,20 @@ def plan_authority(
         first = [dataclasses.replace(f, message=f"{f.message} (nor does {others} allow the whole change)")
                  if f.blocks else f for f in first]  # fmt: skip
     return first
+
+
+def _to_try(state: Transition, plan_id: str | None) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The plans to try, in order, and those of them whose whole life the change holds."""
+    if plan_id is not None:
+        return (plan_id,), frozenset()
+    ending = frozenset(p for p in _ending(state.changes, state.new.artifacts_dir) if _granted_before(state, p))
+    found = governance.candidates(state.new, state.origins, ending=ending)
+    if len(found.ids) > 1:
+        found = governance.narrow(found, state.selected)
+    tried, whole = found.ids, found.whole_life
+    if not tried and state.merge:
+        tried = _completed_on_first_side(state)
+    return tried, whole
 
 
 def _completed_on_first_side(state: Transition) -> tuple[str, ...]:

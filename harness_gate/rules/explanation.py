@@ -27,7 +27,7 @@ def _explain_artifact(rel: str, cfg: Config, trusted: ArtifactsTree) -> tuple[st
     return "allowed", "inside the artifacts root: no plan needed, but it must be a valid artifact"
 
 
-def explain(
+def explain(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
     rel: str,
     cfg: Config,
     allowed: boundary_mod.Boundary | None,
@@ -48,6 +48,13 @@ def explain(
     if life is None or allowed is None or not life.grants_writes:
         state = life.state.value if life else "no open plan"
         return "blocked", f"no write authority ({state})"
+    return _by_boundary(rel, raw, cfg, allowed, exact)
+
+
+def _by_boundary(
+    rel: str, raw: bytes, cfg: Config, allowed: boundary_mod.Boundary, exact: frozenset[str]
+) -> tuple[str, str]:
+    """A write under an open plan: what its boundary says of `rel` (`raw`, as bytes)."""
     why = protected(rel, cfg.source, cfg.artifacts_dir)
     if why is not None:
         if rel in exact:

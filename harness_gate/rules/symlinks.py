@@ -57,7 +57,7 @@ def links_leaving(
     return out
 
 
-def _lands_outside(state: Transition, where: bytes, allowed: boundary_mod.Boundary, plan_id: str) -> str | None:
+def _lands_outside(state: Transition, where: bytes, allowed: boundary_mod.Boundary, plan_id: str) -> str | None:  # noqa: PLR0911  (one return per case, in the order they are judged)
     """Why writes through a link to `where` would land outside the boundary, or None.
     A file must be allowed itself; a directory, every path below it."""
     cfg = state.new.config

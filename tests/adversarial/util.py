@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import PY, Repo
+from tests.helpers import PY, Repo, git_failed, lean_passes
 
 # Evidence required from pre-push on (the default only warns there), no review, no completion.
 EVIDENCE_AT_PRE_PUSH = (
@@ -53,6 +53,7 @@ def run_json(
     repo: Repo, *args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None, **kw: Any
 ) -> tuple[int, dict[str, Any], bytes]:
     """The CLI as a real subprocess with `--format json`: (exit code, document, stderr)."""
+    lean_passed = lean_passes(cwd or repo.path, args, env)
     proc = subprocess.run(
         [sys.executable, "-m", "harness_gate", *args, "--format", "json"],
         cwd=cwd or repo.path,
@@ -67,6 +68,8 @@ def run_json(
     except ValueError:
         raise AssertionError(f"not a JSON report: {proc.stdout!r} {proc.stderr!r}") from None
     assert doc["exit_code"] == proc.returncode, proc.stdout
+    if lean_passed and not git_failed(proc.stdout.decode(errors="replace")):
+        assert proc.returncode == 0, f"the lean path passed what the full check refuses: {proc.stdout!r}"
     return proc.returncode, doc, proc.stderr
 
 
