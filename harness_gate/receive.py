@@ -116,20 +116,10 @@ def kind_of(ref: str, default_ref: str, policy: PreReceive) -> Kind:
     return Kind.OTHER
 
 
-def refused(update: Update, kind: Kind, policy: PreReceive) -> Finding | None:  # noqa: PLR0911  (one return per case, in the order they are judged)
+def refused(update: Update, kind: Kind, policy: PreReceive) -> Finding | None:
     """The update the policy refuses whatever its commits hold, or None."""
     if update.new is None:
-        if kind is Kind.DEFAULT:
-            return _refused(update.ref, "deletes the default branch, the side every push is judged against")
-        if kind is Kind.OTHER:
-            return (
-                _refused(update.ref, "deletes a ref that is neither a guarded branch nor a tag")
-                if (policy.other_refs == "reject")
-                else None
-            )
-        if policy.deletions == "reject":
-            return _refused(update.ref, f"deletes a {kind.value}: `pre_receive.deletions` is `reject`")
-        return None
+        return _deletion_refused(update, kind, policy)
     if kind is Kind.TAG and policy.tags == "reject":
         return _refused(update.ref, "pushes a tag: `pre_receive.tags` is `reject`")
     if kind is Kind.OTHER and policy.other_refs == "reject":
@@ -137,6 +127,21 @@ def refused(update: Update, kind: Kind, policy: PreReceive) -> Finding | None:  
             update.ref,
             "is neither a guarded branch (`pre_receive.branches`) nor a tag: `pre_receive.other_refs` is `reject`",
         )
+    return None
+
+
+def _deletion_refused(update: Update, kind: Kind, policy: PreReceive) -> Finding | None:
+    """The deletion of a ref the policy refuses, or None."""
+    if kind is Kind.DEFAULT:
+        return _refused(update.ref, "deletes the default branch, the side every push is judged against")
+    if kind is Kind.OTHER:
+        return (
+            _refused(update.ref, "deletes a ref that is neither a guarded branch nor a tag")
+            if (policy.other_refs == "reject")
+            else None
+        )
+    if policy.deletions == "reject":
+        return _refused(update.ref, f"deletes a {kind.value}: `pre_receive.deletions` is `reject`")
     return None
 
 
