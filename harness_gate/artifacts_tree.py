@@ -68,7 +68,7 @@ class Blobs(Mapping[str, bytes]):
     over its cap reads as absent, with its HG512 finding in `late`; iterating before its
     folder was read may still name it, so readers take files with `get`."""
 
-    def __init__(self, root: Path, cfg: config_mod.Config, listed: Sequence[git.Blob]) -> None:
+    def __init__(self, root: Path, cfg: config_mod.Config, listed: Sequence[git.TreeEntry]) -> None:
         self._root = root
         self._cfg = cfg
         self._prefix = artifacts_root.plans_prefix(cfg.artifacts_dir)
@@ -282,7 +282,7 @@ def worktree_file(root: Path, rel: str, cfg: config_mod.Config, *, read: bool = 
         return None
     if st.st_mode & stat.S_IXUSR:
         # As git would record it (mode 100755): refused in every commit check too.
-        return _mode_problems([git.Blob(rel, "100755", "")])[0]
+        return _mode_problems([git.TreeEntry(rel, "100755", "")])[0]
     if not read:
         return b""
     cap = cap_for(rel, cfg)
@@ -378,16 +378,16 @@ def prefetch(location: git.Location) -> None:
     git.prefetch_tree_entries(root, head, *CONFIG_PATHS, recursive=False)
     git.prefetch_paths(root, head, CONFIG_PATHS)
     git.prefetch_index_entries(root, _listed(config_mod.Config()))
-    git.prefetch_branch_commits(root, head)  # which commits are this branch's own (branches.locally)
+    git.prefetch_branch_commits(root, head)  # which commits are this branch's own (origins.locally)
 
 
-def _config_from(root: Path, lister: Callable[..., list[git.Blob]]) -> config_mod.Config:
+def _config_from(root: Path, lister: Callable[..., list[git.TreeEntry]]) -> config_mod.Config:
     top = [b for b in lister(*CONFIG_PATHS) if b.path in CONFIG_PATHS and b.mode.startswith("100")]
     blobs = git.read_blobs(root, [b.oid for b in top])
     return config_of({b.path: blobs[b.oid] for b in top})
 
 
-def _mode_problems(listed: Sequence[git.Blob]) -> list[Finding]:
+def _mode_problems(listed: Sequence[git.TreeEntry]) -> list[Finding]:
     """Artifacts are text records: an executable, a symlink or a submodule under the
     artifacts root is something else hiding among them."""
     return [
@@ -398,7 +398,7 @@ def _mode_problems(listed: Sequence[git.Blob]) -> list[Finding]:
 
 
 def _from_entries(
-    root: Path, label: str, lister: Callable[..., list[git.Blob]], config: config_mod.Config | None
+    root: Path, label: str, lister: Callable[..., list[git.TreeEntry]], config: config_mod.Config | None
 ) -> ArtifactsTree:
     # The configuration may come from a trusted state (the base) instead of this one.
     cfg = config if config is not None else _config_from(root, lister)
@@ -413,7 +413,7 @@ def assemble(  # noqa: PLR0913  (the facts it works from; a bundle of them would
     root: Path,
     label: str,
     cfg: config_mod.Config,
-    listed: Sequence[git.Blob],
+    listed: Sequence[git.TreeEntry],
     *,
     sizes: Mapping[str, int],
     data: Mapping[str, bytes],

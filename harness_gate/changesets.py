@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_gate import artifacts_tree, branches, git, trust
-from harness_gate.branches import BASE_ONLY, Origins
+from harness_gate import artifacts_tree, git, trust
+from harness_gate import origins as origins_mod
 from harness_gate.head_requirements import Head, IndexHead
+from harness_gate.origins import BASE_ONLY, Origins
 from harness_gate.rules import Transition, decode, touches_code
 from harness_gate.state_facts import GitFacts, active_at, index_origins
 
@@ -110,7 +111,7 @@ def index(
         first_parent=head,
         parent=head,
         load_origins=lambda: index_origins(root, cfg, parents, new, lambda: changes),
-        load_selected=lambda: branches.selected(root),
+        load_selected=lambda: origins_mod.selected(root),
     )
     return Index(root, transition, anchors, head)
 
@@ -180,7 +181,7 @@ def writes(
         first_parent=head,
         parent=head,
         load_origins=origins,
-        load_selected=lambda: branches.selected(root),
+        load_selected=lambda: origins_mod.selected(root),
     )
 
 

@@ -1,7 +1,7 @@
 """Which plan governs a state: the candidates, in the order they are tried.
 
 No committed pointer names "the" plan: the plans a state holds, where each came from
-(`branches.Origins`) and their lifecycles decide, the same way in every clone.
+(`origins.Origins`) and their lifecycles decide, the same way in every clone.
 
 - The open plans this branch started govern its work. When there are none, the open plans
   the base branch holds do (the solo flow: a plan committed and open on the default branch
@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 
 from harness_gate import artifacts_root, lifecycle, plans
 from harness_gate.artifacts_tree import ArtifactsTree, plans_in
-from harness_gate.branches import Origins
 from harness_gate.errors import HarnessGateError, Refused, usage
+from harness_gate.origins import Origins
 
 if TYPE_CHECKING:
     from harness_gate.state_facts import RepoFacts

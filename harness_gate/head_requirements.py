@@ -17,8 +17,8 @@ from harness_gate import approvals as approvals_mod
 from harness_gate import artifacts_tree, fingerprints, git, governance, lifecycle, plans, rules, trust
 from harness_gate import config as config_mod
 from harness_gate.artifacts_root import plan_file, plan_md
-from harness_gate.branches import Origins
 from harness_gate.findings import Finding, Severity, finding
+from harness_gate.origins import Origins
 from harness_gate.state_facts import GitFacts
 
 if TYPE_CHECKING:

@@ -43,7 +43,7 @@ class _Tree:
 _EMPTY = _Tree({}, {})
 
 
-class History:
+class RangeStates:
     """The artifacts trees and configurations of a range's commits (`commits`,
     parents first, as `git.commits` lists them), and of a few more commits (`extra`: the
     base, the head) read alongside."""
@@ -154,13 +154,15 @@ class History:
             if oid not in self._others:
                 self._others[oid] = artifacts_tree.from_commit(self.root, oid, self.cfg)
             return self._others[oid]
-        snap = self._snaps.get(id(tree.root))
-        if snap is None:
+        artifacts = self._snaps.get(id(tree.root))
+        if artifacts is None:
             sizes = self._read()
-            listed = [git.Blob(path, mode, blob) for path, (mode, blob) in tree.root.items()]
-            snap = artifacts_tree.assemble(self.root, f"commit {oid}", self.cfg, listed, sizes=sizes, data=self._data)
-            self._snaps[id(tree.root)] = snap
-        return snap
+            listed = [git.TreeEntry(path, mode, blob) for path, (mode, blob) in tree.root.items()]
+            artifacts = artifacts_tree.assemble(
+                self.root, f"commit {oid}", self.cfg, listed, sizes=sizes, data=self._data
+            )
+            self._snaps[id(tree.root)] = artifacts
+        return artifacts
 
     def config(self, oid: str) -> config_mod.Config:
         """The commit's own configuration, as `artifacts_tree.read_config(root, oid)` reads it."""

@@ -18,21 +18,21 @@ from typing import TYPE_CHECKING, Any
 
 from harness_gate import (
     artifacts_tree,
-    branches,
     changesets,
     fingerprints,
     git,
     governance,
     history,
+    origins,
     plans,
     rules,
     trust,
 )
 from harness_gate import config as config_mod
 from harness_gate.artifacts_root import EVIDENCE, plan_folder, plans_prefix, signers_file
-from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.findings import Finding, finding
 from harness_gate.head_requirements import Head, IndexHead, plans_brought, requirements
+from harness_gate.origins import BASE_ONLY, Origins
 
 # What the stage asks of the head state is head_requirements.py's; callers read it here too.
 __all__ = [
@@ -88,7 +88,7 @@ class RangeTrust:
     """Under what a commit range A..B is judged, from its trusted side."""
 
     cfg: config_mod.Config
-    states: history.History
+    states: history.RangeStates
     every: bool  # every commit judged; False: only those made with the gate on
     fork_from: str | None  # the commit the branch's change is measured from
 
@@ -104,7 +104,7 @@ def range_trust(  # noqa: PLR0913  (the facts it works from; a bundle of them wo
     not where it left its base: its change is measured from the base branch, as its pull
     request's will be."""
     trusted = artifacts_tree.trusted_config(root, config_file, old, from_rev=True)
-    states = history.History(root, trusted, listing, extra=(old, new))
+    states = history.RangeStates(root, trusted, listing, extra=(old, new))
     fork_from = (git.default_base(root, trusted.base_branch) or old) if pushed else old
     if rules.active(trusted, states.artifacts_tree(old)):
         return RangeTrust(trusted, states, True, fork_from)
@@ -136,8 +136,9 @@ class _Line:
     """A range seen from its head's first-parent line (the base branch's own history, on a
     landed range): where each commit of the range landed on it, and each plan's stretch."""
 
-    def __init__(self, root: Path, cfg: config_mod.Config, states: history.History,
-                 listing: Sequence[git.Commit], head: str) -> None:  # fmt: skip
+    def __init__(
+        self, root: Path, cfg: config_mod.Config, states: history.RangeStates, listing: Sequence[git.Commit], head: str
+    ) -> None:
         self.root = root
         self.cfg = cfg
         self.states = states
@@ -201,11 +202,15 @@ def _before_the_plan(
     if not plans.plan_ids(state_of(head_oid)):
         return f
     onto = base[:12] if base else "<base>"
-    return dataclasses.replace(f, hint=(
-        "This commit was made before the branch's plan was committed, and each commit is judged by the plans it "
-        f"holds. Put the plan first: squash the branch onto its base (`git reset --soft {onto}`, then `git commit`), "
-        f"or `git rebase -i {onto}` with the plan's commit moved to the top; then push with `--force-with-lease`."
-    ))  # fmt: skip
+    return dataclasses.replace(
+        f,
+        hint=(
+            "This commit was made before the branch's plan was committed, and each commit is judged by the plans it "
+            "holds. Put the plan first: squash the branch onto its base "
+            f"(`git reset --soft {onto}`, then `git commit`), or `git rebase -i {onto}` "
+            "with the plan's commit moved to the top; then push with `--force-with-lease`."
+        ),
+    )
 
 
 def judge(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
@@ -218,7 +223,7 @@ def judge(  # noqa: PLR0913  (the facts it works from; a bundle of them would be
     every: bool,
     anchors: trust.Anchors,
     base: str | None = None,
-    states: history.History | None = None,
+    states: history.RangeStates | None = None,
     fork_from: str | None = None,
 ) -> tuple[list[Finding], dict[str, Any], Head | None]:
     """Each commit of `listing` (parents first) on its own; with `every` False, only those
@@ -226,7 +231,7 @@ def judge(  # noqa: PLR0913  (the facts it works from; a bundle of them would be
     review speaks of it); by default `base`."""
     if states is None or states.cfg != cfg:
         extra = (head_oid,) if base is None else (base, head_oid)
-        states = history.History(root, cfg, listing, extra=extra)
+        states = history.RangeStates(root, cfg, listing, extra=extra)
     judgement = _Range(root, listing, cfg, states, anchors, head_oid=head_oid, base=base, fork_from=fork_from)
     for commit in listing:
         # With no trusted base, a commit is judged when its parent had the gate on. A root
@@ -250,7 +255,7 @@ class _Range:
         root: Path,
         listing: Sequence[git.Commit],
         cfg: config_mod.Config,
-        states: history.History,
+        states: history.RangeStates,
         anchors: trust.Anchors,
         *,
         head_oid: str,
@@ -271,7 +276,7 @@ class _Range:
         self._gate_on: dict[str, bool] = {}
         self._behind: dict[tuple[str, frozenset[str]], list[Finding]] = {}
         self._signers = signers_file(cfg.artifacts_dir).encode()
-        self.origins = branches.walk(listing, states.plan_ids)
+        self.origins = origins.walk(listing, states.plan_ids)
         self.line = _Line(root, cfg, states, listing, head_oid)
         self.findings: list[Finding] = []
         self.judged: list[str] = []
@@ -321,10 +326,14 @@ class _Range:
 
     def _transition(self, commit: git.Commit, own: list[git.Change]) -> rules.Transition:
         return changesets.commit(
-            self.root, commit.oid, commit.parents, own, state_of=self.state,
+            self.root,
+            commit.oid,
+            commit.parents,
+            own,
+            state_of=self.state,
             empty=lambda: artifacts_tree.empty(self.root, self.cfg),
             origins=lambda: self.origins.get(commit.oid, BASE_ONLY),
-        )  # fmt: skip
+        )
 
     def _behind_base(self, commit: git.Commit, used: set[str]) -> list[Finding]:
         """Only a plan this commit's branch shares with the base can be behind it: the base
@@ -389,10 +398,14 @@ def behind_base(
             else:
                 kept = after == before
             if not kept:
-                out.append(finding(
-                    "HG216", path, f"{prefix}judged under plan `{plan_id}` without the base's version of"
-                    f" {name}: the base has newer records of this plan; rebase onto the base",
-                ))  # fmt: skip
+                out.append(
+                    finding(
+                        "HG216",
+                        path,
+                        f"{prefix}judged under plan `{plan_id}` without the base's version of"
+                        f" {name}: the base has newer records of this plan; rebase onto the base",
+                    )
+                )
                 break
     return out
 

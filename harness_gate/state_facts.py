@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from harness_gate import branches, git, governance
+from harness_gate import git, governance, origins
 from harness_gate.artifacts_tree import plans_in
 from harness_gate.rules.transition import added_plans, decode
 
 if TYPE_CHECKING:
     from harness_gate.artifacts_tree import ArtifactsTree
-    from harness_gate.branches import Origins
     from harness_gate.change import Change
     from harness_gate.config import Config
     from harness_gate.formats import Files
+    from harness_gate.origins import Origins
 
 
 class StateFacts(Protocol):
@@ -168,10 +168,10 @@ class GitFacts:
         # A merge in progress (a conflict being resolved): what the merged heads bring is
         # theirs, not a plan this branch started.
         parents = [location.head, *git.merge_heads(location)] if location.head else []
-        return branches.locally(self.root, artifacts.config, parents, present)
+        return origins.locally(self.root, artifacts.config, parents, present)
 
     def selected(self) -> str | None:
-        return branches.selected(self.root)
+        return origins.selected(self.root)
 
 
 def active_at(root: Path, head: str, cfg: Config) -> bool:
@@ -190,4 +190,4 @@ def index_origins(
     if len(parents) == 1:
         paths = map(decode, added_plans(staged()))
         added = frozenset(plans_in(paths, cfg.artifacts_dir))
-    return branches.locally(root, cfg, parents, frozenset(governance.present(new)), added=added)
+    return origins.locally(root, cfg, parents, frozenset(governance.present(new)), added=added)

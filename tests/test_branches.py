@@ -1,4 +1,4 @@
-"""Which plans are a branch's own (branches), which govern (governance), what a change is
+"""Which plans are a branch's own (origins), which govern (governance), what a change is
 (changes), and reading a state's plan folders only when asked (artifacts_tree.Blobs)."""
 
 from __future__ import annotations
@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from harness_gate import artifacts_tree, branches, git, governance, patch_id
-from harness_gate.branches import Origins
+from harness_gate import artifacts_tree, git, governance, patch_id
+from harness_gate import origins as origins_mod
+from harness_gate.origins import Origins
 from tests.helpers import Repo, complete_by_hand
 
 
-def _plans(table: dict[str, set[str]]) -> branches.PlansOf:
+def _plans(table: dict[str, set[str]]) -> origins_mod.PlansOf:
     return lambda oid: frozenset(table[oid])
 
 
@@ -33,7 +34,7 @@ def test_a_plan_added_on_the_line_is_its_own_and_a_merged_one_is_foreign() -> No
         "a2": {"old", "mine", "theirs"},
     }
     listing = [_commit("a1", "B"), _commit("u1", "B"), _commit("m", "a1", "u1"), _commit("a2", "m")]
-    found = branches.walk(listing, _plans(plans))
+    found = origins_mod.walk(listing, _plans(plans))
     assert found["a1"] == Origins(own=frozenset({"mine"}), added=frozenset({"mine"}))
     assert found["u1"].own == {"theirs"}  # on its own line, the other branch's plan is its own
     assert found["m"].foreign == {"theirs"} and found["m"].own == {"mine"}
@@ -44,7 +45,7 @@ def test_merging_the_base_again_brings_base_plans_not_foreign_ones() -> None:
     # "Update branch": the base's tip M (outside the listing) merged into the branch.
     plans = {"B": set(), "a1": {"mine"}, "M": {"landed"}, "u": {"mine", "landed"}}
     listing = [_commit("a1", "B"), _commit("u", "a1", "M")]
-    found = branches.walk(listing, _plans(plans))
+    found = origins_mod.walk(listing, _plans(plans))
     assert found["u"] == Origins(own=frozenset({"mine"}))  # `landed` is the base's
 
 
@@ -52,14 +53,14 @@ def test_a_plan_the_other_line_inherited_from_this_one_stays_own() -> None:
     # u1 was branched off a1 (it has `mine`), then merged back: `mine` is not foreign.
     plans = {"B": set(), "a1": {"mine"}, "u1": {"mine", "theirs"}, "m": {"mine", "theirs"}}
     listing = [_commit("a1", "B"), _commit("u1", "a1"), _commit("m", "a1", "u1")]
-    found = branches.walk(listing, _plans(plans))
+    found = origins_mod.walk(listing, _plans(plans))
     assert found["m"].own == {"mine"} and found["m"].foreign == {"theirs"}
 
 
 def test_a_merge_that_adds_a_plan_itself_owns_it() -> None:
     plans = {"B": set(), "a1": set(), "u1": set(), "m": {"evil"}}
     listing = [_commit("a1", "B"), _commit("u1", "B"), _commit("m", "a1", "u1")]
-    assert branches.walk(listing, _plans(plans))["m"].added == {"evil"}
+    assert origins_mod.walk(listing, _plans(plans))["m"].added == {"evil"}
 
 
 def test_patch_id_ignores_what_moves_when_the_base_changes_elsewhere() -> None:
@@ -145,7 +146,7 @@ def test_own_open_plans_govern_before_the_bases(adopted: Repo) -> None:
     adopted.new_plan("mine")
     adopted.git("add", "-A")
     index = artifacts_tree.from_index(adopted.path)
-    origins = branches.locally(
+    origins = origins_mod.locally(
         adopted.path,
         index.config,
         [adopted.git("rev-parse", "HEAD").decode().strip()],
@@ -231,14 +232,14 @@ def test_plan_use_refuses_what_it_cannot_keep(adopted: Repo) -> None:
 
 
 def test_locally_without_commits_of_its_own_reads_no_history(adopted: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
-    """On the base branch itself, the diff says what the index adds: no History is built."""
+    """On the base branch itself, the diff says what the index adds: no RangeStates is built."""
     from harness_gate import history
 
     built: list[object] = []
-    monkeypatch.setattr(history.History, "__init__", lambda *a, **k: built.append(a))
+    monkeypatch.setattr(history.RangeStates, "__init__", lambda *a, **k: built.append(a))
     head = adopted.git("rev-parse", "HEAD").decode().strip()
     cfg = artifacts_tree.read_config(adopted.path, head)
-    assert branches.locally(adopted.path, cfg, [head], frozenset({"p"}), added=frozenset({"p"})) == Origins(
+    assert origins_mod.locally(adopted.path, cfg, [head], frozenset({"p"}), added=frozenset({"p"})) == Origins(
         own=frozenset({"p"}), added=frozenset({"p"})
     )
     assert built == []

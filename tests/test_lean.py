@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness_gate import boundary, lean
-from harness_gate.branches import SELECTION_KEY
+from harness_gate.origins import SELECTION_KEY
 from tests.adversarial.util import commit, setup_gated
 from tests.helpers import Repo
 

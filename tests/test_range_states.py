@@ -90,7 +90,7 @@ def test_derived_states_equal_per_commit_reads(repo: Repo, from_root: bool) -> N
     cfg = artifacts_tree.read_config(repo.path, base)
     listing = git.commits(repo.path, tip, [] if from_root else [base])
     assert any(len(c.parents) > 1 for c in listing)
-    states = history.History(repo.path, cfg, listing, extra=(base, tip))
+    states = history.RangeStates(repo.path, cfg, listing, extra=(base, tip))
     revs = {c.oid for c in listing} | {p for c in listing for p in c.parents} | {base, tip}
     for oid in sorted(revs):
         _same(states.artifacts_tree(oid), artifacts_tree.from_commit(repo.path, oid, cfg))
@@ -124,11 +124,11 @@ def test_range_findings_equal_per_commit_reads(repo: Repo, monkeypatch: pytest.M
     tip = rev(repo, "HEAD")
     derived = _findings(repo, "--range", f"{base}..{tip}")
 
-    def per_commit(self: history.History, oid: str) -> ArtifactsTree:
+    def per_commit(self: history.RangeStates, oid: str) -> ArtifactsTree:
         return artifacts_tree.from_commit(self.root, oid, self.cfg)
 
-    monkeypatch.setattr(history.History, "artifacts_tree", per_commit)
-    monkeypatch.setattr(history.History, "config", lambda self, oid: artifacts_tree.read_config(self.root, oid))
+    monkeypatch.setattr(history.RangeStates, "artifacts_tree", per_commit)
+    monkeypatch.setattr(history.RangeStates, "config", lambda self, oid: artifacts_tree.read_config(self.root, oid))
     assert derived == _findings(repo, "--range", f"{base}..{tip}")
     codes = {(code, path) for code, path, _, _ in derived[1]}
     assert ("HG512", "harness/big.md") in codes  # over the cap while it was
@@ -150,7 +150,7 @@ def test_a_change_that_does_not_fit_its_parent_is_an_error(repo: Repo) -> None:
     later = [c for c in listing[1:] if len(c.parents) == 1 and any(ch.path == b"harness/notes.txt" for ch in c.changes)]
     assert later  # the next change of notes.txt modifies a file the forged listing never added
     with pytest.raises(GitError, match="does not fit its parent"):
-        history.History(repo.path, cfg, [forged, *listing[1:]], extra=(base, tip))
+        history.RangeStates(repo.path, cfg, [forged, *listing[1:]], extra=(base, tip))
 
 
 @pytest.mark.slow
@@ -159,7 +159,7 @@ def test_only_a_commit_that_leaves_the_root_alone_shares_its_parents_state(repo:
     base, tip = _history(repo)
     cfg = artifacts_tree.read_config(repo.path, base)
     listing = git.commits(repo.path, tip, [base])
-    states = history.History(repo.path, cfg, listing, extra=(base, tip))
+    states = history.RangeStates(repo.path, cfg, listing, extra=(base, tip))
     for c in listing:
         touches = any(ch.path.startswith(b"harness/") for ch in c.changes)
         assert states.shares_parent_state(c) == (len(c.parents) == 1 and not touches)

@@ -282,7 +282,7 @@ def test_every_transition_is_built_in_changesets() -> None:
     assert len(builders) >= 4  # the index, a commit, a tool's writes, the work tree at Stop
     check = _imported(COMMANDS / "check.py")
     reached = {m for m in check if m.split(".")[:2] in (["harness_gate", "rules"], ["harness_gate", "trust"])}
-    reached |= {m for m in check if m in ("harness_gate.branches", "harness_gate.state_facts")}
+    reached |= {m for m in check if m in ("harness_gate.origins", "harness_gate.state_facts")}
     assert reached == set()
 
 

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_gate import artifacts_tree, branches, fsutil, git, governance, lifecycle, plans, rules
+from harness_gate import artifacts_tree, fsutil, git, governance, lifecycle, plans, rules
 from harness_gate import boundary as boundary_mod
+from harness_gate import origins as origins_mod
 from harness_gate import report as report_mod
 from harness_gate.report import Report
 
@@ -24,10 +25,10 @@ def run_explain(cwd: Path, paths: Sequence[str], plan_id: str | None) -> Report:
         return report_mod.inactive("explain")
     others: tuple[str, ...] = ()
     if plan_id is None:
-        origins = branches.locally(root, cfg, [head] if head else [], frozenset(governance.present(new)))
+        origins = origins_mod.locally(root, cfg, [head] if head else [], frozenset(governance.present(new)))
         found = governance.candidates(new, origins)
         if len(found.ids) > 1:
-            found = governance.narrow(found, branches.selected(root))
+            found = governance.narrow(found, origins_mod.selected(root))
         plan_id, others = (found.ids[0], found.ids[1:]) if found.ids else (None, ())
     lines: list[str] = []
     rows: list[dict[str, Any]] = []

@@ -10,11 +10,11 @@ from harness_gate import (
     amendments,
     artifacts_root,
     artifacts_tree,
-    branches,
     fsutil,
     git,
     governance,
     lifecycle,
+    origins,
     plans,
     templates,
 )
@@ -81,7 +81,7 @@ def plan_new(  # noqa: PLR0913  (one argument per command-line option)
         raise _bad_options(found, "plan")
     fsutil.write_atomic(root / rel, text.encode())
     # This branch's local pick, for when it has more than one plan open (never committed).
-    branch = branches.select(root, plan_id) if git.head(root) is not None else None
+    branch = origins.select(root, plan_id) if git.head(root) is not None else None
     picked = (f"picked for branch `{branch}` (harness-gate plan use)",) if branch else ()
     from harness_gate import rules  # noqa: PLC0415  (the rule tables, only for this warning)
 
@@ -189,7 +189,7 @@ def plan_use(cwd: Path, plan_id: str) -> Report:
     governance.require_plan(
         artifacts, plan_id, f"there is no plan `{plan_id}` in {artifacts_root.plans_prefix(artifacts.artifacts_dir)}"
     )
-    branch = branches.select(root, plan_id)
+    branch = origins.select(root, plan_id)
     if branch is None:
         raise usage("HEAD is detached: a pick is kept per branch", "Check out a branch first.")
     return Report(
@@ -197,6 +197,6 @@ def plan_use(cwd: Path, plan_id: str) -> Report:
         data={"plan": plan_id, "branch": branch},
         lines=(
             f"branch `{branch}` uses plan `{plan_id}`"
-            f" (kept in .git/config as branch.{branch}.{branches.SELECTION_KEY})",
+            f" (kept in .git/config as branch.{branch}.{origins.SELECTION_KEY})",
         ),
     )

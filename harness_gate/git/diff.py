@@ -17,9 +17,15 @@ from harness_gate.git.repo import OID
 # Every diff harness-gate reads: raw, NUL-separated, both sides of a rename, submodules
 # and their pointers, no external diff drivers or text conversion, full object ids.
 DIFF_FLAGS = (
-    "-r", "--raw", "-z", "--no-renames", "--ignore-submodules=none", "--no-ext-diff", "--no-textconv",
+    "-r",
+    "--raw",
+    "-z",
+    "--no-renames",
+    "--ignore-submodules=none",
+    "--no-ext-diff",
+    "--no-textconv",
     "--no-abbrev",
-)  # fmt: skip
+)
 
 ZERO_OIDS = frozenset({"0" * 40, "0" * 64})
 
@@ -99,9 +105,14 @@ def _parse_records(tokens: list[bytes], changes: list[Change]) -> None:
     old_oids = [alone.get(o) or (o,) for o in fields[2::5]]
     new_oids = [zero.get(o, o) for o in fields[3::5]]
     rows = zip(
-        tokens[1::2], olds, map(news.__getitem__, fields[1::5]), old_oids, new_oids,
-        map(letters.__getitem__, fields[4::5]), strict=True,
-    )  # fmt: skip
+        tokens[1::2],
+        olds,
+        map(news.__getitem__, fields[1::5]),
+        old_oids,
+        new_oids,
+        map(letters.__getitem__, fields[4::5]),
+        strict=True,
+    )
     changes += map(Change._make, rows)
 
 
@@ -151,8 +162,20 @@ def tree_changes(root: Path, old: str, new: str) -> list[Change]:
 
 def changes_between(root: Path, old_tree: str, new_tree: str) -> list[tuple[str, str]]:
     """(status letter, path) of every path that differs between two trees."""
-    out = run(["diff-tree", "-r", "-z", "--name-status", "--no-renames", "--ignore-submodules=none", old_tree,
-               new_tree, "--"], cwd=root)  # fmt: skip
+    out = run(
+        [
+            "diff-tree",
+            "-r",
+            "-z",
+            "--name-status",
+            "--no-renames",
+            "--ignore-submodules=none",
+            old_tree,
+            new_tree,
+            "--",
+        ],
+        cwd=root,
+    )
     tokens = [t for t in terminated(out, "diff-tree").split(b"\0") if t]
     return [(tokens[i].decode("ascii", "replace"), os.fsdecode(tokens[i + 1])) for i in range(0, len(tokens) - 1, 2)]
 
@@ -218,9 +241,15 @@ def merge_result(root: Path, first: str, second: str) -> str | None:
 # drivers' programs are off (`--no-ext-diff`, `--no-textconv`); their hunk headers are
 # not hashed (`patch_id.patch_id`).
 _PATCH_CONFIG = (
-    "diff.suppressBlankEmpty=false", "diff.noprefix=false", "diff.mnemonicPrefix=false", "diff.relative=false",
-    "diff.submodule=short", "color.ui=false", "color.diff=false", "core.bigFileThreshold=512m",
-)  # fmt: skip
+    "diff.suppressBlankEmpty=false",
+    "diff.noprefix=false",
+    "diff.mnemonicPrefix=false",
+    "diff.relative=false",
+    "diff.submodule=short",
+    "color.ui=false",
+    "color.diff=false",
+    "core.bigFileThreshold=512m",
+)
 _CHUNK = 1 << 16
 
 
@@ -238,11 +267,28 @@ def tree_patch_chunks(root: Path, old_tree: str, new_tree: str) -> Iterator[byte
 
 def _tree_patch_args(old_tree: str, new_tree: str) -> list[str]:
     pinned = [arg for setting in _PATCH_CONFIG for arg in ("-c", setting)]
-    return (
-        [
-            *pinned, "diff-tree", "-p", "-r", "-U3", "--inter-hunk-context=0", "--no-renames", "--text",
-            "--full-index", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", "--submodule=short",
-            "--no-relative", "--no-color", "--diff-algorithm=myers", "--indent-heuristic", "--src-prefix=a/",
-            "--dst-prefix=b/", f"-O{os.devnull}", old_tree, new_tree, "--",
-        ]
-    )  # fmt: skip
+    return [
+        *pinned,
+        "diff-tree",
+        "-p",
+        "-r",
+        "-U3",
+        "--inter-hunk-context=0",
+        "--no-renames",
+        "--text",
+        "--full-index",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--ignore-submodules=none",
+        "--submodule=short",
+        "--no-relative",
+        "--no-color",
+        "--diff-algorithm=myers",
+        "--indent-heuristic",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        f"-O{os.devnull}",
+        old_tree,
+        new_tree,
+        "--",
+    ]

@@ -11,7 +11,7 @@ from harness_gate import plumbing
 from harness_gate.errors import GitError
 from harness_gate.git.process import finish_work, run, run_status, start, start_work, terminated
 from harness_gate.git.repo import git_path
-from harness_gate.git.trees import Blob, parse_entries, tree_entries
+from harness_gate.git.trees import TreeEntry, parse_entries, tree_entries
 
 
 def index_file(root: Path) -> Path:
@@ -71,7 +71,7 @@ def _index_entries_args(prefixes: Sequence[str]) -> list[str]:
     return ["ls-files", "--stage", "-z", "--", *(f":(literal){p}" for p in prefixes)]
 
 
-def index_entries(root: Path, *prefixes: str) -> list[Blob]:
+def index_entries(root: Path, *prefixes: str) -> list[TreeEntry]:
     """Entries of the index (honouring GIT_INDEX_FILE) below the given prefixes."""
     verify_index(root)
     raw = run(_index_entries_args(prefixes), cwd=root)
@@ -365,6 +365,10 @@ def tree_without_paths(root: Path, tree: str, paths: Sequence[str]) -> str:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         run(["read-tree", tree], cwd=root, env=env)
         names = "".join(f":(top,literal){p}\0" for p in paths).encode("utf-8", "surrogateescape")
-        run(["rm", "--cached", "-f", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"],
-            cwd=root, env=env, stdin=names)  # fmt: skip
+        run(
+            ["rm", "--cached", "-f", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"],
+            cwd=root,
+            env=env,
+            stdin=names,
+        )
         return run(["write-tree"], cwd=root, env=env).decode().strip()

@@ -89,9 +89,13 @@ def _popen(  # noqa: PLR0913  (subprocess.Popen's own arguments)
     """Start `git ARGS` hardened: the one place a git process is made."""
     try:
         return subprocess.Popen(
-            ["git", *_HARDENING, *args], cwd=cwd, env={**_env(), **(env or {})}, stdin=stdin, stdout=stdout,
+            ["git", *_HARDENING, *args],
+            cwd=cwd,
+            env={**_env(), **(env or {})},
+            stdin=stdin,
+            stdout=stdout,
             stderr=stderr,
-        )  # fmt: skip
+        )
     except OSError as exc:
         raise GitNotRunnable(exc) from None
 
@@ -113,8 +117,14 @@ def run_raw(
     """Run `git ARGS` to its end: (exit code, stdout, stderr), unjudged. The readers below
     judge them; so does a caller whose own report of a failure says more (`locate`: not a
     repository)."""
-    proc = _popen(args, cwd=cwd, stdin=None if stdin is None else subprocess.PIPE, stdout=subprocess.PIPE,
-                  stderr=subprocess.PIPE, env=env)  # fmt: skip
+    proc = _popen(
+        args,
+        cwd=cwd,
+        stdin=None if stdin is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     with proc:
         try:
             out, err = proc.communicate(stdin)
@@ -184,8 +194,9 @@ def streamed(args: Sequence[str], *, cwd: Path | str, stdin: bytes | None = None
     the reader raised. git's messages go to a scratch file: never a full pipe."""
     errors = _scratch_file()
     try:
-        proc = _popen(args, cwd=cwd, stdin=None if stdin is None else subprocess.PIPE, stdout=subprocess.PIPE,
-                      stderr=errors)  # fmt: skip
+        proc = _popen(
+            args, cwd=cwd, stdin=None if stdin is None else subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors
+        )
     except GitError:
         errors.close()
         raise
@@ -238,9 +249,12 @@ class _Started:
         self.out = _scratch_file()
         try:
             self.proc = _popen(
-                args, cwd=cwd, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE, stdout=self.out,
+                args,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                stdout=self.out,
                 stderr=subprocess.PIPE,  # a few lines at most: never fills its pipe
-            )  # fmt: skip
+            )
         except GitError:
             self.out.close()
             raise

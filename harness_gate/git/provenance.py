@@ -205,8 +205,11 @@ def subjects(root: Path, oids: Sequence[str]) -> dict[str, str]:
     """The subject line of each commit, by id."""
     if not oids:
         return {}
-    raw = run(["log", "--no-walk=unsorted", "--stdin", "--format=%H%x00%s%x00"], cwd=root,
-              stdin="".join(f"{o}\n" for o in oids).encode())  # fmt: skip
+    raw = run(
+        ["log", "--no-walk=unsorted", "--stdin", "--format=%H%x00%s%x00"],
+        cwd=root,
+        stdin="".join(f"{o}\n" for o in oids).encode(),
+    )
     parts = raw.decode("utf-8", "surrogateescape").split("\0")
     return {parts[i].strip(): parts[i + 1] for i in range(0, len(parts) - 1, 2)}
 
@@ -304,9 +307,12 @@ def signatures(root: Path, oids: Sequence[str], allowed_signers: Path) -> dict[s
 # Where a branch usually comes from, in the order they are tried when the configuration
 # names no base branch: the remote's default branch, then the common names.
 _BASE_REFS = (
-    "refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/remotes/origin/master",
-    "refs/heads/main", "refs/heads/master",
-)  # fmt: skip
+    "refs/remotes/origin/HEAD",
+    "refs/remotes/origin/main",
+    "refs/remotes/origin/master",
+    "refs/heads/main",
+    "refs/heads/master",
+)
 
 
 def base_refs(configured: str | None) -> list[str]:
@@ -344,7 +350,7 @@ BRANCH_COMMITS_LIMIT = 2000
 
 
 def prefetch_branch_commits(root: Path, head: str, configured: str | None = None) -> None:
-    """Start `branches.locally`'s listing of the branch's own commits now."""
+    """Start `origins.locally`'s listing of the branch's own commits now."""
     start(_rev_list_args([head], [], base_refs(configured), BRANCH_COMMITS_LIMIT), cwd=root)
 
 

@@ -23,9 +23,18 @@ class Location:
 
 
 _LOCATE = (
-    "--show-toplevel", "--git-path", "harness-gate", "--git-path", "MERGE_HEAD", "--git-path", "index",
-    "--git-path", "shallow", "--absolute-git-dir", "--git-common-dir",
-)  # fmt: skip
+    "--show-toplevel",
+    "--git-path",
+    "harness-gate",
+    "--git-path",
+    "MERGE_HEAD",
+    "--git-path",
+    "index",
+    "--git-path",
+    "shallow",
+    "--absolute-git-dir",
+    "--git-common-dir",
+)
 
 
 # Paths in the git directory of each work tree (`index`, `shallow`), as `locate` or
@@ -36,8 +45,9 @@ _GIT_PATHS: dict[tuple[Path, str], Path] = {}
 def locate(cwd: Path | str) -> Location:
     """The work tree's top level, harness-gate's paths in the git directory, the index
     and HEAD, in one process: the hook asks all of them on every commit."""
-    code, stdout, stderr = run_raw(["rev-parse", *_LOCATE, "--verify", "--quiet", "--end-of-options", "HEAD^{commit}"],
-                                   cwd=cwd)  # fmt: skip
+    code, stdout, stderr = run_raw(
+        ["rev-parse", *_LOCATE, "--verify", "--quiet", "--end-of-options", "HEAD^{commit}"], cwd=cwd
+    )
     lines = stdout.decode("utf-8", "surrogateescape").split("\n")
     # Exit 1 with no message: everything but HEAD was answered, and HEAD names no commit.
     unborn = code == 1 and not stderr.strip()

@@ -11,13 +11,13 @@ from harness_gate.git.process import run, start, terminated
 
 
 @dataclass(frozen=True)
-class Blob:
+class TreeEntry:
     path: str  # repository-relative, decoded with surrogateescape
     mode: str
     oid: str
 
 
-def parse_entries(raw: bytes, *, staged: bool) -> list[Blob]:
+def parse_entries(raw: bytes, *, staged: bool) -> list[TreeEntry]:
     """`ls-files --stage -z` (staged) or `ls-tree -z` output, entry by entry."""
     out = []
     for rec in terminated(raw, "ls-files/ls-tree").split(b"\0"):
@@ -29,7 +29,7 @@ def parse_entries(raw: bytes, *, staged: bool) -> list[Blob]:
             mode, oid = fields[0], fields[1]
         else:  # ls-tree: `<mode> <type> <oid>`
             mode, oid = fields[0], fields[2]
-        out.append(Blob(os.fsdecode(name), mode.decode(), oid.decode()))
+        out.append(TreeEntry(os.fsdecode(name), mode.decode(), oid.decode()))
     return out
 
 
@@ -38,7 +38,7 @@ def _tree_entries_args(rev: str, prefixes: Sequence[str], recursive: bool) -> li
     return ["ls-tree", *(["-r"] if recursive else []), "-z", "--full-tree", rev, "--", *pathspec]
 
 
-def tree_entries(root: Path, rev: str, *prefixes: str, recursive: bool = True) -> list[Blob]:
+def tree_entries(root: Path, rev: str, *prefixes: str, recursive: bool = True) -> list[TreeEntry]:
     """Entries of commit `rev` below the given prefixes; with `recursive=False`, only the
     top-level entries named (a recursive listing walks every tree the pathspec may reach)."""
     raw = run(_tree_entries_args(rev, prefixes, recursive), cwd=root)

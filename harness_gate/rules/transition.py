@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from harness_gate import artifacts_root, links
 from harness_gate import boundary as boundary_mod
 from harness_gate.artifacts_tree import ArtifactsTree
-from harness_gate.branches import BASE_ONLY, Origins
 from harness_gate.change import Change
+from harness_gate.origins import BASE_ONLY, Origins
 
 if TYPE_CHECKING:
     from harness_gate.state_facts import StateFacts

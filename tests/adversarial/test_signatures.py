@@ -195,10 +195,10 @@ def test_signed_range_is_judged_as_with_per_commit_reads(
     assert ("HG217", "harness/plans/p2/approvals.jsonl") in derived
     assert ("HG217", f"{FOLDER}/approvals.jsonl") not in derived
     monkeypatch.setattr(
-        history.History, "artifacts_tree", lambda self, oid: artifacts_tree.from_commit(self.root, oid, self.cfg)
+        history.RangeStates, "artifacts_tree", lambda self, oid: artifacts_tree.from_commit(self.root, oid, self.cfg)
     )
-    monkeypatch.setattr(history.History, "config", lambda self, oid: artifacts_tree.read_config(self.root, oid))
-    monkeypatch.setattr(history.History, "shares_parent_state", lambda self, commit: False)
+    monkeypatch.setattr(history.RangeStates, "config", lambda self, oid: artifacts_tree.read_config(self.root, oid))
+    monkeypatch.setattr(history.RangeStates, "shares_parent_state", lambda self, commit: False)
     assert findings(repo, *args) == derived
 
 

@@ -104,7 +104,7 @@ def locally(
         return Origins(own=added & mine, added=added)  # HEAD is the base's: only what this state adds is its own
     from harness_gate import history  # noqa: PLC0415  (only with commits of the branch's own)
 
-    states = history.History(root, cfg, listing, extra=parents)
+    states = history.RangeStates(root, cfg, listing, extra=parents)
     return step(parents, mine, walk(listing, states.plan_ids), states.plan_ids)
 
 
