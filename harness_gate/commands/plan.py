@@ -196,7 +196,6 @@ def plan_use(cwd: Path, plan_id: str) -> Report:
         "plan use",
         data={"plan": plan_id, "branch": branch},
         lines=(
-            f"branch `{branch}` uses plan `{plan_id}`"
-            f" (kept in .git/config as branch.{branch}.{origins.SELECTION_KEY})",
+            f"branch `{branch}` uses plan `{plan_id}` (kept in .git/config as branch.{branch}.{origins.SELECTION_KEY})",
         ),
     )
