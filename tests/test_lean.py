@@ -210,7 +210,17 @@ def test_the_base_branch_moving_is_another_key(tmp_path: Path, monkeypatch: pyte
     repo.new_plan("p1", ("src/**",))
     repo.approve(plan="p1")
     first = commit(repo, "plan p1")
-    res = repo.cli("plan", "new", "p2", "--objective", "Do it", "--verify", "tests=python -c pass", "--boundary", "docs/**")
+    res = repo.cli(
+        "plan",
+        "new",
+        "p2",
+        "--objective",
+        "Do it",
+        "--verify",
+        f"tests={sys.executable} -c pass",
+        "--boundary",
+        "docs/**",
+    )
     assert res.exit_code == 0, res.output
     repo.approve(plan="p2")
     commit(repo, "plan p2")
@@ -226,7 +236,8 @@ def test_the_base_branch_moving_is_another_key(tmp_path: Path, monkeypatch: pyte
 
 @pytest.mark.slow
 def test_every_ref_and_history_file_is_in_the_key(gated: Repo) -> None:
-    """Any ref made, moved, packed or deleted (a base branch of any name), and the shallow and graft files: each is another key. Going back is the same key again."""
+    """Any ref made, moved, packed or deleted (a base branch of any name), and the shallow
+    and graft files: each is another key. Going back is the same key again."""
     repo = recorded(gated)
     head = repo.git("rev-parse", "HEAD").decode().strip()
     parent = repo.git("rev-parse", "HEAD~1").decode().strip()
