@@ -181,6 +181,8 @@ def test_the_key_moves_with_the_state_it_stands_on(gated: Repo, monkeypatch: pyt
     repo.git("checkout", "-q", "-b", "other")
     assert not lean_passes(repo)
     repo.git("checkout", "-q", branch)
+    assert not lean_passes(repo)  # the ref `other` is another key too (a base branch of any name)
+    repo.git("branch", "-q", "-D", "other")
     assert lean_passes(repo)
     for name, value in (("CI", "true"), ("GIT_REFLOG_ACTION", "merge x"), ("HOME", "/nonexistent")):
         with monkeypatch.context() as m:
