@@ -26,6 +26,8 @@ from harness_gate.state_facts import GitFacts, active_at, index_origins
 
 if TYPE_CHECKING:
     from harness_gate.config import Config
+    from harness_gate.findings import Finding
+    from harness_gate.ranges import RangeTrust
 
 
 @dataclass(frozen=True)
@@ -92,9 +94,7 @@ def index(
         # git sets GIT_INDEX_FILE for every commit hook, so a `git commit --allow-empty` made
         # where CI is set is an ordinary commit with nothing in it, not that case.
         raise nothing_to_judge_in_ci()
-    new = artifacts_tree.from_index(root, cfg)
-    anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
-    new = trust.vouched(new, anchors, None)
+    new, anchors = _vouched(root, cfg, artifacts_tree.from_index(root, cfg), head, stack)
     parents = [head, *others]
 
     def olds() -> list[artifacts_tree.ArtifactsTree]:
@@ -114,6 +114,69 @@ def index(
         load_selected=lambda: origins_mod.selected(root),
     )
     return Index(root, transition, anchors, head)
+
+
+def _vouched(
+    root: Path,
+    cfg: Config,
+    tree: artifacts_tree.ArtifactsTree,
+    head: str,
+    stack: contextlib.ExitStack[bool | None],
+) -> tuple[artifacts_tree.ArtifactsTree, trust.Anchors]:
+    """`tree` (the index, or the work tree, over HEAD) as HEAD's trust anchors vouch for
+    it, and those anchors, held open until the check ends."""
+    anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
+    return trust.vouched(tree, anchors, None), anchors
+
+
+@dataclass(frozen=True)
+class CommitRange:
+    """A commit range old..new set up to be judged: its commits (parents first), the
+    configuration and states it is judged under, and the trust anchors its states are
+    vouched for by, held open until the check ends."""
+
+    root: Path
+    listing: Sequence[git.Commit]
+    trusted: RangeTrust
+    anchors: trust.Anchors
+    base: str
+    head: str
+
+    def judge(self, plan_id: str | None) -> tuple[list[Finding], dict[str, Any], Head | None]:
+        """Each commit of the range on its own (ranges.judge)."""
+        from harness_gate import ranges  # noqa: PLC0415  (ranges imports this module)
+
+        return ranges.judge(
+            self.root,
+            self.listing,
+            cfg=self.trusted.cfg,
+            head_oid=self.head,
+            plan_id=plan_id,
+            every=self.trusted.every,
+            anchors=self.anchors,
+            base=self.base,
+            states=self.trusted.states,
+            fork_from=self.trusted.fork_from,
+        )
+
+
+def commit_range(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
+    root: Path,
+    config_file: str | None,
+    old: str,
+    new: str,
+    stack: contextlib.ExitStack[bool | None],
+    *,
+    pushed: bool,
+) -> CommitRange:
+    """The commits of old..new under the range's trusted side (ranges.range_trust), with
+    the anchors opened on `stack`. `pushed`: a pushed range, measured from the base branch."""
+    from harness_gate import ranges  # noqa: PLC0415  (ranges imports this module)
+
+    listing = git.commits(root, new, [old])
+    trusted = ranges.range_trust(root, config_file, listing, old, new, pushed=pushed)
+    opened = anchors(root, trusted.cfg, stack, base=old, head=new)
+    return CommitRange(root, listing, trusted, opened, old, new)
 
 
 def anchors(
@@ -163,9 +226,7 @@ def writes(
     plans chosen as `check --staged` chooses them, the writes judged as its changes."""
     root, head = location.toplevel, location.head
     assert head is not None  # noqa: S101  (the hook judges no unborn branch)
-    new = artifacts_tree.from_index(root, cfg)
-    anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
-    new = trust.vouched(new, anchors, None)
+    new, _ = _vouched(root, cfg, artifacts_tree.from_index(root, cfg), head, stack)
     parents = [head, *git.merge_heads(location)]
 
     def origins() -> Origins:
@@ -191,8 +252,6 @@ def work_tree(
     """HEAD against the work tree, for the artifact rules at Stop: the artifacts root as
     the work tree holds it at the changed paths, HEAD's elsewhere."""
     old = artifacts_tree.from_commit(root, head, cfg)
-    new = artifacts_tree.worktree_over(old, [decode(c.path) for c in changes])
-    anchors = stack.enter_context(trust.anchors(root, cfg, base=head, head=None))
-    new = trust.vouched(new, anchors, None)
+    new, _ = _vouched(root, cfg, artifacts_tree.worktree_over(old, [decode(c.path) for c in changes]), head, stack)
     facts = GitFacts(root, None, head)
     return Transition("work tree", None, changes, new, lambda: [old], facts, first_parent=head, parent=head)

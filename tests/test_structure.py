@@ -269,8 +269,8 @@ def test_each_rule_code_is_raised_in_one_rules_module() -> None:
 
 def test_every_transition_is_built_in_changesets() -> None:
     """One module builds the change sets (changesets.py): `Transition(` is called nowhere
-    else in the package, and `check` resolves the change set without reaching the rules,
-    the trust anchors or the plans' origins itself."""
+    else in the package, `check` resolves the change set without reaching the rules, the
+    trust anchors or the plans' origins itself, and the agent package imports no trust."""
     builders = sorted(
         p.relative_to(PACKAGE).as_posix()
         for p in PACKAGE.rglob("*.py")
@@ -284,6 +284,10 @@ def test_every_transition_is_built_in_changesets() -> None:
     reached = {m for m in check if m.split(".")[:2] in (["harness_gate", "rules"], ["harness_gate", "trust"])}
     reached |= {m for m in check if m in ("harness_gate.origins", "harness_gate.state_facts")}
     assert reached == set()
+    # The agent's hooks judge what changesets builds (a commit range among them), so they
+    # open no trust anchors of their own.
+    agent = {m for p in (PACKAGE / "agent").rglob("*.py") for m in _imported(p)}
+    assert {m for m in agent if m.split(".")[:2] == ["harness_gate", "trust"]} == set()
 
 
 # The artifacts root's layout as an f-string spells it: a path below `artifacts_dir` ("/plans",

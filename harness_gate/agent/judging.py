@@ -192,7 +192,7 @@ def artifact_findings(repo: Repository, changes: Sequence[git.Change]) -> list[F
 def commit_findings(repo: Repository, start: str) -> list[Finding]:
     """What `check --range START..HEAD` refuses of the commits (the history rules; evidence
     is said apart, for the work tree). A start that is no longer a commit here fails closed."""
-    from harness_gate import git, ranges, trust  # noqa: PLC0415
+    from harness_gate import changesets, git  # noqa: PLC0415
     from harness_gate.errors import usage  # noqa: PLC0415
 
     root, head = repo.root, repo.head
@@ -200,21 +200,8 @@ def commit_findings(repo: Repository, start: str) -> list[Finding]:
     if old is None:
         raise usage(f"the session began at {start[:12]}, which names no commit here")
     try:
-        listing = git.commits(root, head, [old])
-        judged = ranges.range_trust(root, None, listing, old, head, pushed=True)
-        with trust.anchors(root, judged.cfg, base=old, head=head) as anchors:
-            found, _, _ = ranges.judge(
-                root,
-                listing,
-                cfg=judged.cfg,
-                head_oid=head,
-                plan_id=None,
-                every=judged.every,
-                anchors=anchors,
-                base=old,
-                states=judged.states,
-                fork_from=judged.fork_from,
-            )
+        with contextlib.ExitStack() as stack:
+            found, _, _ = changesets.commit_range(root, None, old, head, stack, pushed=True).judge(None)
     finally:
         git.discard_started()
     return [f for f in dict.fromkeys(found) if f.blocks]

@@ -225,22 +225,8 @@ def _check_commits(
         if git.is_shallow(root):
             raise not_enough_history(f"no merge base of {mode.old} and {mode.new} in this shallow clone")
         raise usage(f"{mode.old} and {mode.new} share no history; nothing can be compared")
-    listing = git.commits(root, new_ref, [old_ref])
     pushed = mode.change_set is ChangeSet.RANGE
-    judged = ranges.range_trust(root, config_file, listing, old_ref, new_ref, pushed=pushed)
-    anchors = changesets.anchors(root, judged.cfg, stack, base=old_ref, head=new_ref)
-    return ranges.judge(
-        root,
-        listing,
-        cfg=judged.cfg,
-        head_oid=new_ref,
-        plan_id=plan_id,
-        every=judged.every,
-        anchors=anchors,
-        base=old_ref,
-        states=judged.states,
-        fork_from=judged.fork_from,
-    )
+    return changesets.commit_range(root, config_file, old_ref, new_ref, stack, pushed=pushed).judge(plan_id)
 
 
 def _push_new(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
