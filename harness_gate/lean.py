@@ -16,8 +16,12 @@ The key, so that no state of the repository but the staged paths can differ from
 the record was written in (never a time: a record is right for its key or not used):
 harness-gate's own source, the HEAD commit (its tree holds the configuration, the plans
 and their approvals; its history, where each plan came from) and the branch HEAD names,
-the repository's own configuration file (the branch's `plan use` choice is in it), the
-work tree's and git directory's paths, and the environment git and the check read.
+every ref's name and object (`for-each-ref`, loose or packed: the base branch, under a
+usual name or `base_branch`, decides which plans are the branch's own, and the base side's
+files are read from it; a ref deleted is a line gone), the shallow and graft files (they
+cut the history that walk reads), the repository's own configuration file (the branch's
+`plan use` choice is in it), the work tree's and git directory's paths, and the
+environment git and the check read. The check reads no clock.
 """
 
 from __future__ import annotations
@@ -54,6 +58,9 @@ KEY_ENV = (
     "GITLAB_CI",
     "PRE_COMMIT",
     "GIT_REFLOG_ACTION",
+    "GIT_SHALLOW_FILE",
+    "GIT_GRAFT_FILE",
+    "GIT_REPLACE_REF_BASE",
 )
 LOCATE = (
     "rev-parse",
@@ -70,6 +77,11 @@ LOCATE = (
     "--symbolic-full-name",
     "HEAD",
 )
+# Every ref, sorted by name: what the base branch and the walk of the branch's own history
+# read (provenance.base_refs, default_base, a configured base_branch of any name).
+REFS = ("for-each-ref", "--format=%(refname)%00%(objectname)")
+# Files of the common directory the history walk reads besides the objects and refs.
+HISTORY_FILES = ("shallow", os.path.join("info", "grafts"))
 DIFF = (
     "diff-index",
     "--cached",
@@ -153,19 +165,22 @@ def locate() -> Here | None:
     if not _own_common_dir(git_dir, common) or os.path.lexists(merge_head):
         return None
     config = _read(os.path.join(common, "config")) or b""
-    found = key(top=top, git_dir=git_dir, common=common, head=lines[6], branch=lines[7], config=config)
+    # The refs and history files: a missing file is empty, so that one made is another key.
+    history = (_git(REFS), *(_read_present(os.path.join(common, n)) for n in HISTORY_FILES))
+    found = key(top=top, git_dir=git_dir, common=common, head=lines[6], branch=lines[7], files=(config, *history))
     return Here(found, lines[6], os.path.join(harness, "cache"), index)
 
 
-def key(*, top: str, git_dir: str, common: str, head: str, branch: str, config: bytes) -> str:  # noqa: PLR0913  (one keyword per field the key digests)
+def key(*, top: str, git_dir: str, common: str, head: str, branch: str, files: tuple[bytes, ...]) -> str:  # noqa: PLR0913  (one keyword per field the key digests)
     """The record's key (the module's docstring says what it holds and why)."""
     digest = new_hash("sha256")
     digest.update(MAGIC + b"\0" + fingerprint().encode() + b"\0")
     for part in (top, git_dir, common, head, branch, *(f"{n}={os.environ.get(n, '')}" for n in KEY_ENV)):
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
-    config_digest = new_hash("sha256")
-    config_digest.update(config)
-    digest.update(config_digest.digest())
+    for content in files:  # each by its own digest: one file's bytes cannot pass for two
+        file_digest = new_hash("sha256")
+        file_digest.update(content)
+        digest.update(file_digest.digest())
     return str(digest.hexdigest())
 
 
@@ -349,3 +364,13 @@ def _read(path: str) -> bytes | None:
             return fh.read(1 << 26)
     except OSError:
         return None
+
+
+def _read_present(path: str) -> bytes:
+    """A file's bytes, empty when there is none; Declined when it is there but unread."""
+    if not os.path.lexists(path):
+        return b""
+    found = _read(path)
+    if found is None:
+        raise Declined
+    return found

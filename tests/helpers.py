@@ -58,7 +58,7 @@ def lean_passes(path: Path, args: Sequence[str], env: Mapping[str, str] | None =
 
 def git_failed(output: str) -> bool:
     """Whether the full check stopped on a git command that failed (HG903: a fault injected
-    into a git the test put on PATH, or an object it cannot read). The lean path runs two
+    into a git the test put on PATH, or an object it cannot read). The lean path runs three
     git commands of its own and none of the others, so such a failure is no verdict on the
     change for it to agree with."""
     return "HG903" in output

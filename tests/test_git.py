@@ -321,8 +321,12 @@ def test_batch_answers_are_framed_exactly(out: bytes) -> None:
 # -- the process layer: the one way git starts, the one report of its failure ------------
 
 # Modules that may start a program, and why: git/process.py is the one way git starts;
-# runner.py runs the plan's verify commands, which are the user's programs, not git.
+# runner.py runs the plan's verify commands, which are the user's programs, not git;
+# lean.py, the hook's lean path, starts its few git commands itself (with plumbing.py's
+# hardening), since importing git/ would load the package it exists not to load.
 STARTS_PROGRAMS = {"git/process.py", "runner.py", "lean.py"}
+# Of those, the modules that start git: a command line that begins with "git".
+STARTS_GIT = {"git/process.py", "lean.py"}
 _OS_STARTERS = re.compile(r"system|popen|spawn\w*|exec\w*|posix_spawn\w*|fork\w*")
 
 
@@ -355,6 +359,39 @@ def test_only_the_process_layer_starts_git() -> None:
         if _starts_programs(path.read_text(encoding="utf-8"))
     }
     assert starting == STARTS_PROGRAMS
+
+
+_SUBPROCESS_STARTERS = frozenset({"Popen", "run", "call", "check_call", "check_output"})
+
+
+def _starter(func: ast.expr) -> bool:
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in _SUBPROCESS_STARTERS or bool(_OS_STARTERS.fullmatch(name))
+
+
+def _starts_git(source: str) -> bool:
+    """Whether the module spells a command line that runs git: a list or tuple whose first
+    item is "git", or a program "git" handed to a call that starts one."""
+    for node in ast.walk(ast.parse(source)):
+        first = node.elts[0] if isinstance(node, (ast.List, ast.Tuple)) and node.elts else None
+        if isinstance(node, ast.Call) and node.args and _starter(node.func):
+            first = node.args[0]
+        if isinstance(first, ast.Constant) and first.value == "git":
+            return True
+    return False
+
+
+def test_only_the_process_layer_and_the_lean_path_start_git() -> None:
+    """git starts in git/process.py and lean.py only; runner.py starts the user's programs,
+    never git of its own."""
+    package = Path(harness_gate.__file__).parent
+    starting = {
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if _starts_git(path.read_text(encoding="utf-8"))
+    }
+    assert starting == STARTS_GIT
+    assert STARTS_GIT <= STARTS_PROGRAMS
 
 
 def _two_commits(repo: Repo) -> tuple[str, str, str]:

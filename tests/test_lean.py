@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from harness_gate import boundary, lean
 from harness_gate.origins import SELECTION_KEY
-from tests.adversarial.util import commit, setup_gated
+from tests.adversarial.util import BOUNDARY_ONLY, commit, setup_gated
 from tests.helpers import Repo
 
 HOOK = ("check", "--stage", "pre-commit", "--staged")
@@ -181,6 +181,8 @@ def test_the_key_moves_with_the_state_it_stands_on(gated: Repo, monkeypatch: pyt
     repo.git("checkout", "-q", "-b", "other")
     assert not lean_passes(repo)
     repo.git("checkout", "-q", branch)
+    assert not lean_passes(repo)  # the ref `other` is another key too (a base branch of any name)
+    repo.git("branch", "-q", "-D", "other")
     assert lean_passes(repo)
     for name, value in (("CI", "true"), ("GIT_REFLOG_ACTION", "merge x"), ("HOME", "/nonexistent")):
         with monkeypatch.context() as m:
@@ -188,6 +190,79 @@ def test_the_key_moves_with_the_state_it_stands_on(gated: Repo, monkeypatch: pyt
             assert not lean_passes(repo), name
     monkeypatch.setattr(lean, "_FINGERPRINT", ["another harness-gate"])
     assert not lean_passes(repo)
+
+
+@pytest.mark.slow
+def test_the_base_branch_moving_is_another_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The base branch decides which plans are the branch's own: once it holds plan p1's
+    commit, p1 is no longer the branch's and the full check judges by p2, which does not
+    allow `src/`. The record written before cannot answer after."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
+    monkeypatch.chdir(path)
+    repo = Repo(path)
+    repo.write("README.md", "x\n")
+    repo.write("src/a.py", "a = 1\n")
+    commit(repo, "init")
+    assert repo.cli("init").exit_code == 0
+    repo.write(".harness-gate.toml", BOUNDARY_ONLY)
+    commit(repo, "adopt")
+    repo.git("checkout", "-qb", "feature")
+    repo.new_plan("p1", ("src/**",))
+    repo.approve(plan="p1")
+    first = commit(repo, "plan p1")
+    res = repo.cli(
+        "plan",
+        "new",
+        "p2",
+        "--objective",
+        "Do it",
+        "--verify",
+        f"tests={sys.executable} -c pass",
+        "--boundary",
+        "docs/**",
+    )
+    assert res.exit_code == 0, res.output
+    repo.approve(plan="p2")
+    commit(repo, "plan p2")
+    assert repo.cli("plan", "use", "p1").exit_code == 0
+    recorded(repo)
+    repo.write("src/b.py", "b = 1\n")
+    repo.git("add", "-A")
+    assert lean_passes(repo)
+    repo.git("branch", "-f", "main", first)
+    assert not lean_passes(repo)
+    assert full(repo) == 1  # HG101: outside p2's boundary; a stale record would have passed it
+
+
+@pytest.mark.slow
+def test_every_ref_and_history_file_is_in_the_key(gated: Repo) -> None:
+    """Any ref made, moved, packed or deleted (a base branch of any name), and the shallow
+    and graft files: each is another key. Going back is the same key again."""
+    repo = recorded(gated)
+    head = repo.git("rev-parse", "HEAD").decode().strip()
+    parent = repo.git("rev-parse", "HEAD~1").decode().strip()
+    assert lean_passes(repo)
+    for ref in ("refs/heads/develop", "refs/remotes/origin/main", "refs/remotes/upstream/x", "refs/tags/v1"):
+        repo.git("update-ref", ref, parent)
+        assert not lean_passes(repo), ref
+        repo.git("update-ref", ref, head)
+        assert not lean_passes(repo), ref
+        repo.git("update-ref", "-d", ref)
+        assert lean_passes(repo), ref
+    repo.git("update-ref", "refs/remotes/origin/main", parent)
+    repo.git("pack-refs", "--all")
+    assert not lean_passes(repo)
+    repo.git("update-ref", "-d", "refs/remotes/origin/main")  # deleted from packed-refs
+    assert lean_passes(repo)
+    common = repo.path / ".git"
+    for name in ("shallow", "info/grafts"):
+        (common / name).parent.mkdir(exist_ok=True)
+        (common / name).write_text(f"{parent}\n")
+        assert not lean_passes(repo), name
+        (common / name).unlink()
+        assert lean_passes(repo), name
 
 
 @pytest.mark.slow
