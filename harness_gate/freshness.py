@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from harness_gate import artifacts_root, artifacts_tree, evidence, fingerprints, lifecycle, plans, runner
+from harness_gate import artifacts_root, artifacts_tree, evidence, lifecycle, plans, runner
 from harness_gate.artifacts.artifact import Artifact
 from harness_gate.config import Config
 from harness_gate.errors import Refused
@@ -106,11 +106,14 @@ def _moved(facts: RepoFacts, verified: str, tree: str) -> str:
     return f"verified tree {verified[:12]}, this tree {tree[:12]}; differs in {shown or 'no file'}"
 
 
-def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str) -> list[Finding]:
-    """CI runs the required commands itself, on the checked-out head, and uses its own
-    results instead of the recorded ones (nothing is appended)."""
+def reverify(  # noqa: PLR0913  (the facts it works from; a bundle of them would be a type used once)
+    facts: RepoFacts, cfg: Config, folder: plans.PlanFolder, life: lifecycle.Lifecycle, tree: str, *, cwd: Path
+) -> list[Finding]:
+    """CI runs the required commands itself, in the work tree at `cwd` (the checked-out
+    head), and uses its own results instead of the recorded ones (nothing is appended);
+    `facts` fingerprints the work tree before and after each command."""
     # Untracked outputs already there (an earlier step's) are inputs: no command wrote them.
-    here = fingerprints.fingerprint_worktree(root, cfg, fingerprints.Inputs.now(root, cfg).unwritten())
+    here = facts.fingerprint_worktree(cfg, outputs_are_inputs=True)
     rel = artifacts_root.evidence_log(folder.path)
     if here != tree:
         return [
@@ -125,7 +128,7 @@ def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.
         # What the runner reads when the step ends: a command found the files by their path
         # (its environment names none of them) and wrote there. Put back, and blocked.
         channels = runner.channels()
-        outcome = runner.run(cmd["command"], shell=cmd.get("shell", False), timeout=cmd["timeout_seconds"], cwd=root)
+        outcome = runner.run(cmd["command"], shell=cmd.get("shell", False), timeout=cmd["timeout_seconds"], cwd=cwd)
         written = runner.restore_channels(channels)
         if written:
             files = f"{'file' if len(written) == 1 else 'files'} {', '.join(written)}"
@@ -136,7 +139,7 @@ def reverify(root: Path, cfg: Config, folder: plans.PlanFolder, life: lifecycle.
                     f"`{cmd['id']}` (re-run in CI) wrote the runner's {files}: put back as before the command",
                 )
             )
-        if fingerprints.fingerprint_worktree(root, cfg) != tree:
+        if facts.fingerprint_worktree(cfg) != tree:
             out.append(finding("HG305", rel, f"`{cmd['id']}` (re-run in CI) changed the work tree"))
         elif outcome.status != "PASS":
             code = evidence.failure_code(outcome.status)

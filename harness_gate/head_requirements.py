@@ -154,7 +154,7 @@ def requirements(
         if folder.plan_id in merged_in:
             continue
         if want_evidence and reverify is not None:
-            reverify.append(functools.partial(freshness.reverify, root, cfg, folder, life, tree))
+            reverify.append(functools.partial(freshness.reverify, GitFacts(root), cfg, folder, life, tree, cwd=root))
         elif want_evidence or warn_evidence:
             accept = _landed_trees(head, folder.plan_id, counted) if head.landed else None
             found = freshness.freshness_findings(GitFacts(root), artifacts, folder, life, tree, accept=accept)

@@ -65,7 +65,8 @@ class StateFacts(Protocol):
 
 class RepoFacts(Protocol):
     """The facts about the repository `freshness` and `governance` ask for: the head, where
-    it left the base, trees and the changes between them, the work tree's plan origins."""
+    it left the base, trees and the changes between them, the work tree's fingerprint and
+    plan origins."""
 
     def head(self) -> str | None: ...
 
@@ -78,6 +79,11 @@ class RepoFacts(Protocol):
     def changed_paths(self, old_tree: str, new_tree: str, limit: int) -> list[str]: ...
 
     def fingerprint_commit(self, rev: str, cfg: Config) -> str: ...
+
+    def fingerprint_worktree(self, cfg: Config, *, outputs_are_inputs: bool = False) -> str:
+        """The work tree's fingerprint. `outputs_are_inputs`: the untracked files matching
+        `verify_outputs` already there (an earlier step's) count, as no command wrote them."""
+        ...
 
     def change_id(self, old_tree: str, new_tree: str) -> str: ...
 
@@ -157,6 +163,12 @@ class GitFacts:
         from harness_gate import fingerprints  # noqa: PLC0415
 
         return fingerprints.fingerprint_commit(self.root, rev, cfg)
+
+    def fingerprint_worktree(self, cfg: Config, *, outputs_are_inputs: bool = False) -> str:
+        from harness_gate import fingerprints  # noqa: PLC0415
+
+        kept = fingerprints.Inputs.now(self.root, cfg).unwritten() if outputs_are_inputs else ()
+        return fingerprints.fingerprint_worktree(self.root, cfg, kept)
 
     def change_id(self, old_tree: str, new_tree: str) -> str:
         from harness_gate import patch_id  # noqa: PLC0415

@@ -242,13 +242,18 @@ def rule_codes_raised() -> dict[str, set[str]]:
 
 def test_no_decider_imports_git() -> None:
     """The rules, freshness, governance and lifecycle import nothing of harness_gate.git (nor
-    anything relative, which would hide it): the facts they need are handed to them."""
+    fingerprints, which asks git for the trees, nor anything relative, which would hide
+    it): the facts they need are handed to them."""
     assert len(DECIDERS) >= 10  # the rules package and the three modules were found
     offenders = {}
     for path in DECIDERS:
         tree = ast.parse(path.read_text("utf-8"), str(path))
         relative = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
-        git = sorted(m for m in _imported(path) if m == "harness_gate.git" or m.startswith("harness_gate.git."))
+        git = sorted(
+            m
+            for m in _imported(path)
+            if m in ("harness_gate.git", "harness_gate.fingerprints") or m.startswith("harness_gate.git.")
+        )
         if git or relative:
             offenders[path.relative_to(PACKAGE).as_posix()] = (git, relative)
     assert offenders == {}
