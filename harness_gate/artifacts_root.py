@@ -17,6 +17,12 @@ def prefix(artifacts_dir: str) -> str:
     return artifacts_dir + "/"
 
 
+def encoded(path: str) -> bytes:
+    """`path` as git's listings spell it (bytes; a path git gave that is not UTF-8 decoded
+    with surrogateescape comes back unchanged)."""
+    return path.encode("utf-8", "surrogateescape")
+
+
 def inside(artifacts_dir: str, path: str) -> bool:
     """Whether `path` is the root or lies below it."""
     return path == artifacts_dir or path.startswith(prefix(artifacts_dir))

@@ -295,11 +295,29 @@ def test_every_transition_is_built_in_changesets() -> None:
 _LAYOUT = re.compile(r"^/(?:plans\b|allowed_signers\b|plan\.md$|evidence\.jsonl$|approvals\.jsonl$)")
 
 
+def _joined_layout(node: ast.BinOp) -> bool:
+    """Whether `node` joins the layout by `+`: an artifacts root followed by `/`, or
+    anything followed by one of its names (`root + "/plans/"`, `prefix + b"plans/"`)."""
+    if not (isinstance(node.op, ast.Add) and isinstance(node.right, ast.Constant)):
+        return False
+    after = node.right.value
+    if not isinstance(after, str | bytes):
+        return False
+    text = after.decode("latin-1") if isinstance(after, bytes) else after
+    left = node.left
+    if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr == "encode":
+        left = left.func.value  # the root as bytes
+    root = ast.unparse(left).endswith("artifacts_dir") and text.startswith("/")
+    return root or bool(_LAYOUT.match("/" + text.removeprefix("/")))
+
+
 def _spelled_layout(path: Path) -> list[int]:
-    """The lines of `path` where an f-string spells the layout: a formatted value followed
+    """The lines of `path` where an f-string or a `+` spells the layout: a value followed
     by one of its names, or an artifacts root followed by `/`."""
     lines = []
     for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+        if isinstance(node, ast.BinOp) and _joined_layout(node):
+            lines.append(node.lineno)
         if not isinstance(node, ast.JoinedStr):
             continue
         for value, after in itertools.pairwise(node.values):

@@ -100,7 +100,7 @@ def _gitattributes(root: Path, artifacts_dir: str) -> list[str]:
     """Adds the JSONL logs' merge=union lines that .gitattributes lacks."""
     attrs = root / ".gitattributes"
     old = attrs.read_text("utf-8") if attrs.exists() else ""
-    wanted = [ln.replace("harness/", artifacts_dir + "/", 1) for ln in GITATTRIBUTES_LINES]
+    wanted = [ln.replace("harness/", artifacts_root.prefix(artifacts_dir), 1) for ln in GITATTRIBUTES_LINES]
     missing = [ln for ln in wanted if ln not in old.splitlines()]
     if not missing:
         return []

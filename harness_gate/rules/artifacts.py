@@ -35,7 +35,7 @@ def artifact_rules(transition: Transition, changes: Sequence[Change]) -> list[Fi
     new = transition.new
     folders: set[str] = set()
     others = False
-    base = new.artifacts_dir + "/plans/"
+    base = artifacts_root.plans_prefix(new.artifacts_dir)
     merge = len(transition.olds) > 1  # the parents' states: read only when the artifacts root changed
     for c in changes:
         path = decode(c.path)

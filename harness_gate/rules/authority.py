@@ -14,7 +14,7 @@ from harness_gate.change import Change
 from harness_gate.findings import Finding, finding
 from harness_gate.rules.protected_paths import not_allowed, protected
 from harness_gate.rules.symlinks import links_leaving
-from harness_gate.rules.transition import GITLINK, Transition, decode, root_prefix, show
+from harness_gate.rules.transition import GITLINK, Transition, decode, show
 
 
 def plan_authority(
@@ -96,7 +96,7 @@ def _granted_before(transition: Transition, plan_id: str) -> bool:
 
 def _ending(changes: Sequence[Change], artifacts_dir: str) -> frozenset[str]:
     """The plans whose Completion this very change adds: it holds their end."""
-    prefix = root_prefix(artifacts_dir) + b"plans/"
+    prefix = artifacts_root.encoded(artifacts_root.plans_prefix(artifacts_dir))
     ending = set()
     for c in changes:
         if c.path.startswith(prefix) and c.path.endswith(b"-completion.md") and c.added:

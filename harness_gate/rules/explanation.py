@@ -43,7 +43,7 @@ def explain(  # noqa: PLR0913  (the facts it works from; a bundle of them would 
     variant = case_variant(rel, cfg.source, cfg.artifacts_dir)
     if variant:
         return "blocked", f"HG106: a case variant of the protected `{variant}`"
-    if rel.startswith(cfg.artifacts_dir + "/") and raw != signers_path(cfg.artifacts_dir):
+    if rel.startswith(artifacts_root.prefix(cfg.artifacts_dir)) and raw != signers_path(cfg.artifacts_dir):
         return _explain_artifact(rel, cfg, trusted)
     if life is None or allowed is None or not life.grants_writes:
         state = life.state.value if life else "no open plan"

@@ -127,7 +127,7 @@ _FOLDED_NAMES = {n.casefold(): n for n in (*PROTECTED_NAMES, *AGENT_NAMES)}
 def case_variant(path: str, config_source: str | None, artifacts_dir: str) -> str | None:
     """The protected path (or artifacts root) that `path` spells differently, if any."""
     folded = path.casefold()
-    root = artifacts_dir + "/"
+    root = artifacts_root.prefix(artifacts_dir)
     if folded.startswith(root.casefold()) and not path.startswith(root):
         return root
     # Cheap lookups first: most paths resemble no protected path at all.

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness_gate import artifacts_root, links
-from harness_gate import boundary as boundary_mod
 from harness_gate.artifacts_tree import ArtifactsTree
 from harness_gate.change import Change
 from harness_gate.origins import BASE_ONLY, Origins
@@ -88,11 +87,11 @@ class Transition:
 def root_prefix(artifacts_dir: str) -> bytes:
     """What paths inside the artifacts root start with: governed by artifact rules, not
     by a plan's boundary."""
-    return artifacts_dir.encode("utf-8", "surrogateescape") + b"/"
+    return artifacts_root.encoded(artifacts_root.prefix(artifacts_dir))
 
 
 def signers_path(artifacts_dir: str) -> bytes:
-    return root_prefix(artifacts_dir) + boundary_mod.SIGNERS.encode()
+    return artifacts_root.encoded(artifacts_root.signers_file(artifacts_dir))
 
 
 def _artifact(path: bytes, prefix: bytes, signers: bytes) -> bool:
