@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import sys
 
-from harness_gate.plumbing import HARDENING, hardened_env, index_checksum_matches, new_hash
+from harness_gate.plumbing import DIFF_FLAGS, HARDENING, hardened_env, index_checksum_matches, new_hash
 
 TYPE_CHECKING = False  # typing itself is not imported: a few milliseconds of this path
 if TYPE_CHECKING:
@@ -82,20 +82,7 @@ LOCATE = (
 REFS = ("for-each-ref", "--format=%(refname)%00%(objectname)")
 # Files of the common directory the history walk reads besides the objects and refs.
 HISTORY_FILES = ("shallow", os.path.join("info", "grafts"))
-DIFF = (
-    "diff-index",
-    "--cached",
-    "-r",
-    "--raw",
-    "-z",
-    "--no-renames",
-    "--ignore-submodules=none",
-    "--no-ext-diff",
-    "--no-textconv",
-    "--no-abbrev",
-    "HEAD",
-    "--",
-)
+DIFF = ("diff-index", "--cached", *DIFF_FLAGS, "HEAD", "--")  # the full check's staged diff
 # The modes of an ordinary change's sides: a regular file, or none (added or deleted).
 ORDINARY_MODES = frozenset({"100644", "100755", "000000"})
 # Bytes an ordinary path never holds: controls, DEL and every non-ASCII byte (NUL, which

@@ -31,6 +31,19 @@ HARDENING = (
     "core.multiPackIndex=false",
 )
 
+# Every diff harness-gate reads: raw, NUL-separated, both sides of a rename, submodules
+# and their pointers, no external diff drivers or text conversion, full object ids.
+DIFF_FLAGS = (
+    "-r",
+    "--raw",
+    "-z",
+    "--no-renames",
+    "--ignore-submodules=none",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-abbrev",
+)
+
 # Variables that change what plumbing answers: pathspec magic (`:(literal)` ignored or
 # globbing turned on), extra configuration, an external diff driver.
 UNTRUSTED_ENV = (

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from harness_gate.change import NO_MODE, Change
 from harness_gate.git.diff import (
-    DIFF_FLAGS,
     ZERO_OIDS,
     changed_paths,
     changes_between,
@@ -98,7 +97,7 @@ from harness_gate.git.provenance import (
 )
 from harness_gate.git.repo import Location, ident, locate, locate_git_dir, merge_heads, toplevel
 from harness_gate.git.trees import TreeEntry, prefetch_tree_entries, tree_entries, tree_without
-from harness_gate.plumbing import NO_GRAFTS
+from harness_gate.plumbing import DIFF_FLAGS, NO_GRAFTS
 
 __all__ = [
     "BRANCH_COMMITS_LIMIT",

@@ -13,19 +13,7 @@ from harness_gate.git.index import prefetch_verify_index, verify_index
 from harness_gate.git.objects import empty_tree
 from harness_gate.git.process import answer, run, run_code, run_status, start, streamed, terminated
 from harness_gate.git.repo import OID
-
-# Every diff harness-gate reads: raw, NUL-separated, both sides of a rename, submodules
-# and their pointers, no external diff drivers or text conversion, full object ids.
-DIFF_FLAGS = (
-    "-r",
-    "--raw",
-    "-z",
-    "--no-renames",
-    "--ignore-submodules=none",
-    "--no-ext-diff",
-    "--no-textconv",
-    "--no-abbrev",
-)
+from harness_gate.plumbing import DIFF_FLAGS
 
 ZERO_OIDS = frozenset({"0" * 40, "0" * 64})
 

@@ -9,10 +9,11 @@ from pathlib import Path
 
 from harness_gate.change import Change
 from harness_gate.errors import GitError, HarnessGateError
-from harness_gate.git.diff import DIFF_FLAGS, parse_meta
+from harness_gate.git.diff import parse_meta
 from harness_gate.git.objects import resolve
 from harness_gate.git.process import act, finish_work, run, run_status, start, start_work, terminated
 from harness_gate.git.repo import git_path
+from harness_gate.plumbing import DIFF_FLAGS
 
 
 @dataclass(frozen=True)
