@@ -28,11 +28,8 @@ from harness_gate import artifacts_root, globs
 from harness_gate.globs import WILDCARDS, PatternError
 from harness_gate.jsonstrict import UNSAFE_CHARS
 
-# The one path under the artifacts root a plan may name (artifacts_root owns the name).
-SIGNERS = artifacts_root.SIGNERS
 # What the package reads of the dialect; the glob compiler is globs.py's.
 __all__ = [
-    "SIGNERS",
     "WILDCARDS",
     "Boundary",
     "PatternError",

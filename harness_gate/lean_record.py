@@ -45,7 +45,7 @@ def before() -> str | None:
 
 
 def write(started: str | None, transition: rules.Transition, used: set[str], changes: Sequence[git.Change]) -> None:
-    """Leave the record for the passed check of `state` (the module's docstring says when).
+    """Leave the record for the passed check of `transition` (the module's docstring says when).
     Never raises: without a record, the next commit is judged by the full check."""
     with contextlib.suppress(Exception):
         here = lean.locate()

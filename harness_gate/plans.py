@@ -151,7 +151,7 @@ def next_path(folder: PlanFolder, slug: str) -> str:
 
 
 def load(artifacts: ArtifactsTree, plan_id: str) -> PlanFolder:
-    """The plan folder as `snap` holds it; loaded once per state (and plan)."""
+    """The plan folder as `artifacts` holds it; loaded once per state (and plan)."""
     key = ("plans.load", plan_id)
     loaded: PlanFolder | None = artifacts.memo.get(key)
     if loaded is None:

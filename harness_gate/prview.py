@@ -76,7 +76,7 @@ def plan_view(  # noqa: PLR0913  (the facts it works from; a bundle of them woul
     signed: bool | None,
     findings: Sequence[Finding] = (),
 ) -> dict[str, Any]:
-    """One plan as the state `snap` (the commit `commit`, fingerprint `tree`) holds it.
+    """One plan as the state `artifacts` (the commit `commit`, fingerprint `tree`) holds it.
     `signed`: True when only signed approval records were read, False when unsigned ones
     count, None when not checked."""
     folder = plans.load(artifacts, plan_id)

@@ -106,10 +106,10 @@ def judge(
 ) -> list[Finding]:
     after = tree(plan_files() if new is None else new)
     before = tree(after.files if old is None else old)
-    state = rules.Transition(
+    transition = rules.Transition(
         "index", None, changes, after, lambda: [before], _facts(facts or MemoryFacts()), parent="0" * 40
     )
-    return rules.check_transition(state, plan_id)
+    return rules.check_transition(transition, plan_id)
 
 
 def codes(found: Sequence[Finding]) -> set[str]:
@@ -187,12 +187,14 @@ def test_hg202_an_unapproved_plan() -> None:
 def test_hg209_a_cancelled_plan_grants_nothing() -> None:
     files = plan_files()
     binding = {
-        "plan_sha256": hashlib.sha256(files[f"{PLANS}/p1/plan.md"]).hexdigest(), "amendment_sha256": None,
-        "review": None, "review_sha256": None, "tree": "2" * 40,
-    }  # fmt: skip
-    ended = {**files, f"{PLANS}/p1/001-completion.md": templates.completion(
-        binding=binding, summary="Cancelled.", evidence=[], outcome="cancelled"
-    ).encode()}  # fmt: skip
+        "plan_sha256": hashlib.sha256(files[f"{PLANS}/p1/plan.md"]).hexdigest(),
+        "amendment_sha256": None,
+        "review": None,
+        "review_sha256": None,
+        "tree": "2" * 40,
+    }
+    completion = templates.completion(binding=binding, summary="Cancelled.", evidence=[], outcome="cancelled")
+    ended = {**files, f"{PLANS}/p1/001-completion.md": completion.encode()}
     assert codes(judge([change("src/a.py")], new=ended, plan_id="p1")) == {"HG209"}
     assert codes(judge([change("src/a.py")], new=files, plan_id="p1")) == set()
 
@@ -232,9 +234,11 @@ def test_hg516_the_allowed_signers_must_be_a_regular_file() -> None:
 
 def test_judge_writes_and_judge_artifacts_are_the_same_rules() -> None:
     after = tree(plan_files())
-    state = rules.Transition("work tree", None, [change("docs/a.md")], after, lambda: [after], _facts(MemoryFacts()))
-    assert codes(rules.judge_writes(state)) == {"HG101"}
-    assert rules.judge_artifacts(state) == []
+    transition = rules.Transition(
+        "work tree", None, [change("docs/a.md")], after, lambda: [after], _facts(MemoryFacts())
+    )
+    assert codes(rules.judge_writes(transition)) == {"HG101"}
+    assert rules.judge_artifacts(transition) == []
 
 
 def test_every_rule_code_of_the_package_has_its_case_here() -> None:

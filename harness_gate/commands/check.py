@@ -193,10 +193,10 @@ def _check_index(
     if isinstance(built, changesets.Skipped):
         return [], built.data, None, None
     found, data, head = ranges.judge_index(built, plan_id)
-    state = built.transition
+    transition = built.transition
     lean = None
     if started is not None:
-        lean = functools.partial(lean_record.write, started, state, set(head.used), state.changes)
+        lean = functools.partial(lean_record.write, started, transition, set(head.used), transition.changes)
     return found, data, head, lean
 
 
