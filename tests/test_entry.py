@@ -182,3 +182,108 @@ def test_an_unsupported_platform_is_said_in_one_line(
         assert entry.main(args) == 2
         err = capsys.readouterr().err
         assert err == f"harness-gate: {platform} is not supported (Linux and macOS are; on Windows, use WSL)\n"
+
+
+# What the full staged check (the hook, when the lean path hands over) may import once the
+# parsed artifacts are cached: a new import on the hook's path is a decision, made here.
+HOOK_PATH_MODULES = frozenset(
+    {
+        "harness_gate",
+        "harness_gate.approvals",
+        "harness_gate.artifacts",
+        "harness_gate.artifacts.artifact",
+        "harness_gate.artifacts.kinds",
+        "harness_gate.artifacts_root",
+        "harness_gate.artifacts_tree",
+        "harness_gate.boundary",
+        "harness_gate.cache",
+        "harness_gate.catalogue",
+        "harness_gate.catalogue.hg1_boundary",
+        "harness_gate.catalogue.hg2_plans",
+        "harness_gate.catalogue.hg3_evidence",
+        "harness_gate.catalogue.hg4_review",
+        "harness_gate.catalogue.hg5_syntax",
+        "harness_gate.catalogue.hg6_formats",
+        "harness_gate.catalogue.hg9_environment",
+        "harness_gate.catalogue.rule",
+        "harness_gate.change",
+        "harness_gate.changesets",
+        "harness_gate.commands",
+        "harness_gate.commands.check",
+        "harness_gate.config",
+        "harness_gate.entry",
+        "harness_gate.errors",
+        "harness_gate.findings",
+        "harness_gate.fingerprints",
+        "harness_gate.formats",
+        "harness_gate.fsutil",
+        "harness_gate.git",
+        "harness_gate.git.diff",
+        "harness_gate.git.index",
+        "harness_gate.git.objects",
+        "harness_gate.git.process",
+        "harness_gate.git.provenance",
+        "harness_gate.git.repo",
+        "harness_gate.git.trees",
+        "harness_gate.globs",
+        "harness_gate.governance",
+        "harness_gate.head_requirements",
+        "harness_gate.history",
+        "harness_gate.jsonstrict",
+        "harness_gate.lean",
+        "harness_gate.lean_record",
+        "harness_gate.lifecycle",
+        "harness_gate.links",
+        "harness_gate.origins",
+        "harness_gate.plans",
+        "harness_gate.plumbing",
+        "harness_gate.ranges",
+        "harness_gate.report",
+        "harness_gate.rule_links",
+        "harness_gate.rules",
+        "harness_gate.rules.artifacts",
+        "harness_gate.rules.authority",
+        "harness_gate.rules.explanation",
+        "harness_gate.rules.formats",
+        "harness_gate.rules.protected_paths",
+        "harness_gate.rules.symlinks",
+        "harness_gate.rules.transition",
+        "harness_gate.runs",
+        "harness_gate.schema",
+        "harness_gate.state_facts",
+        "harness_gate.trust",
+    }
+)
+# What the first check after an artifact changed may add: the parsers and their libraries.
+PARSER_LIBRARIES = frozenset(
+    {"attr", "attrs", "jsonschema", "jsonschema_specifications", "markdown_it", "mdurl", "referencing", "rpds"}
+    | {"typing_extensions"}
+)
+
+
+@pytest.mark.slow
+def test_the_full_hook_path_imports_only_what_it_is_allowed(repo: Repo) -> None:
+    setup_gated(repo)
+    repo.write("src/app.py", "x = 2\n")
+    repo.git("add", "-A")
+    probe = (
+        "import sys; from harness_gate.entry import main; code = main(sys.argv[1:]); sys.stdout.flush(); "
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr); sys.exit(code)"
+    )
+    # --format json: the lean path answers only the hook's own command, so the full check runs.
+    argv = [sys.executable, "-c", probe, "check", "--stage", "pre-commit", "--staged", "--format", "json"]
+    imported = []
+    for _ in range(2):  # the first run parses and caches the artifacts, the second reads the cache
+        res = subprocess.run(argv, cwd=repo.path, capture_output=True, check=False)
+        assert res.returncode == 0, res.stdout + res.stderr
+        imported.append(set(res.stderr.decode().split()))
+    cold, warm = imported
+    ours = {m for m in warm if m == "harness_gate" or m.startswith("harness_gate.")}
+    assert ours <= HOOK_PATH_MODULES, sorted(ours - HOOK_PATH_MODULES)
+    assert "harness_gate.commands.check" in ours  # the probe saw the full check, not the lean path
+    third = {m.split(".")[0] for m in warm} - set(sys.stdlib_module_names) - {"harness_gate"}
+    tomli = {"tomli"} if sys.version_info < (3, 11) else set()  # tomllib's backport reads the config
+    assert {m for m in third if not m.startswith("_")} <= tomli, sorted(third)
+    extra = {m.split(".")[0] for m in cold - warm} - set(sys.stdlib_module_names) - {"harness_gate"}
+    assert {m for m in extra if not m.startswith("_")} <= PARSER_LIBRARIES, sorted(extra)
+    assert "click" not in cold
