@@ -27,7 +27,6 @@ check's to judge. tests/test_lean.py holds the lean path to the full check both 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
 from pathlib import Path
 
 from harness_gate import boundary, formats, fsutil, git, governance, lean, lifecycle, plans, rules
@@ -44,14 +43,14 @@ def before() -> str | None:
     return None
 
 
-def write(started: str | None, transition: rules.Transition, used: set[str], changes: Sequence[git.Change]) -> None:
+def write(started: str | None, transition: rules.Transition, used: set[str]) -> None:
     """Leave the record for the passed check of `transition` (the module's docstring says when).
     Never raises: without a record, the next commit is judged by the full check."""
     with contextlib.suppress(Exception):
         here = lean.locate()
         if here is None or started != here.key or here.head != transition.first_parent:
             return
-        content = record(here.key, transition, used, changes)
+        content = record(here.key, transition, used)
         if content is not None:
             fsutil.write_atomic(lean_path(here), content)
 
@@ -74,8 +73,8 @@ def words(cfg: Config) -> tuple[bytes, ...] | None:
     return tuple(dict.fromkeys(found))
 
 
-def record(key: str, transition: rules.Transition, used: set[str], changes: Sequence[git.Change]) -> bytes | None:  # noqa: PLR0911  (one return per case the record cannot answer, in the order they are judged)
-    cfg = transition.new.config
+def record(key: str, transition: rules.Transition, used: set[str]) -> bytes | None:  # noqa: PLR0911  (one return per case the record cannot answer, in the order they are judged)
+    cfg, changes = transition.new.config, transition.changes
     if transition.merge or transition.rev is not None or not changes or len(used) != 1:
         return None
     if STAGE in (*cfg.evidence_stages, *cfg.review_stages, *cfg.completion_stages) or cfg.approvers:

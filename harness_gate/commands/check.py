@@ -196,7 +196,7 @@ def _check_index(
     transition = built.transition
     lean = None
     if started is not None:
-        lean = functools.partial(lean_record.write, started, transition, set(head.used), transition.changes)
+        lean = functools.partial(lean_record.write, started, transition, set(head.used))
     return found, data, head, lean
 
 
